@@ -1,0 +1,36 @@
+# dp_pg — PGXS build.  `make && make install`, then see README.md.
+EXTENSION = dp_pg
+MODULE_big = dp_pg
+OBJS = \
+	src/dp_pg.o \
+	src/guc.o \
+	src/mechanism.o \
+	src/mechanism_type.o \
+	src/noise.o \
+	src/random.o \
+	src/sample.o \
+	src/agg_common.o \
+	src/cost.o \
+	src/agg_count.o
+
+DATA = $(wildcard sql/dp_pg--*.sql)
+
+# pg_regress inputs live in sql/, outputs in expected/ (run against a server
+# that preloads dp_pg: test/all.sh starts one).
+REGRESS = mechanism dp_count gucs parallel
+REGRESS_OPTS = --load-extension=dp_pg
+
+ISOLATION = count_snapshot
+ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
+
+SHLIB_LINK += -lcrypto -lm
+PG_CPPFLAGS += -I$(srcdir)/src
+PG_CFLAGS += -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# `make -s print-REGRESS` etc.: let test/all.sh read the test lists from here.
+print-%:
+	@echo $($*)

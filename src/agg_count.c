@@ -1,0 +1,85 @@
+/*
+ * agg_count.c — dp_count(*) and dp_count(expr, mechanism).
+ *
+ * The transition state is a plain int8 count (pass by value), so dp_count(*)
+ * runs PostgreSQL's own int8inc / int8pl as transition and combine functions
+ * and costs what count(*) costs; only the final function differs.  The
+ * count's sensitivity is 1 (one row is one person until a protected table
+ * says otherwise).
+ */
+#include "postgres.h"
+
+#include "common/int.h"
+#include "fmgr.h"
+
+#include "agg_common.h"
+
+PG_FUNCTION_INFO_V1(dp_count_trans);
+PG_FUNCTION_INFO_V1(dp_count_star_final);
+PG_FUNCTION_INFO_V1(dp_count_final);
+
+/* Plan a count's noise: L1 = L2 = 1 row, integer output. */
+static void
+DpCountPlan(DpCallSite *site, Datum *values, bool *isnull)
+{
+	char		err[256];
+
+	if (!dp_noise_plan(&site->plan, &site->mech, 1.0, 1.0, 0, err, sizeof(err)))
+		DpReportMechanismError(err);
+}
+
+const DpAggKind dp_count_star_kind = {
+	.name = "dp_count",
+	.finalfn = dp_count_star_final,
+	.mech_argno = -1,
+	.plan = DpCountPlan,
+};
+
+const DpAggKind dp_count_kind = {
+	.name = "dp_count",
+	.finalfn = dp_count_final,
+	.mech_argno = 1,
+	.plan = DpCountPlan,
+};
+
+/* Transition of dp_count(expr, mech): strict, so NULL expr rows are skipped. */
+Datum
+dp_count_trans(PG_FUNCTION_ARGS)
+{
+	int64		count = PG_GETARG_INT64(0);
+
+	if (unlikely(pg_add_s64_overflow(count, 1, &count)))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("bigint out of range")));
+	PG_RETURN_INT64(count);
+}
+
+/* Add one draw of the call site's noise to an exact count. */
+static int64
+DpNoisyCount(FunctionCallInfo fcinfo, DpCallSite *site)
+{
+	int64		count = PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0);
+	int64		noise = dp_sampler_draw(&site->plan.sampler, DpBackendRng());
+	int64		result;
+
+	if (pg_add_s64_overflow(count, noise, &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("bigint out of range")));
+	return result;
+}
+
+/* Final function of dp_count(*): default mechanism. */
+Datum
+dp_count_star_final(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(DpNoisyCount(fcinfo, DpCallSiteForFinal(fcinfo, &dp_count_star_kind)));
+}
+
+/* Final function of dp_count(expr, mech): mechanism is the second argument. */
+Datum
+dp_count_final(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(DpNoisyCount(fcinfo, DpCallSiteForFinal(fcinfo, &dp_count_kind)));
+}

@@ -1,0 +1,56 @@
+/*
+ * cost.h — dp aggregate call sites of a query, found and planned before it runs.
+ */
+#ifndef DP_COST_H
+#define DP_COST_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "nodes/primnodes.h"
+
+#include "mechanism.h"
+#include "noise.h"
+
+#define DP_MAX_CONST_ARGS 4
+
+typedef struct DpCallSite DpCallSite;
+
+/*
+ * What dp_pg knows about one of its aggregates.  The aggregate is recognised
+ * by its C final function (and by belonging to the dp_pg extension).  Its
+ * mechanism and the arguments listed in const_argnos must be constant for the
+ * query; they are evaluated once, before execution, and handed to plan().
+ */
+typedef struct DpAggKind
+{
+	const char *name;			/* SQL name, for messages */
+	PGFunction	finalfn;		/* C final function identifying the aggregate */
+	int			mech_argno;		/* 0-based; -1: dp_pg.default_mechanism */
+	int			nconst;			/* further constant arguments */
+	int			const_argnos[DP_MAX_CONST_ARGS];
+	/* Plan the noise of a call site; ERROR on invalid arguments. */
+	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
+} DpAggKind;
+
+/* One dp aggregate call of the running query (lives in the query's memory). */
+struct DpCallSite
+{
+	const DpAggKind *kind;
+	Aggref	   *aggref;			/* the finalizing Aggref in the plan */
+	DpMechanism mech;			/* its mechanism, evaluated once */
+	DpNoisePlan plan;			/* the noise its final function draws */
+	void	   *extra;			/* kind-specific per-query data */
+};
+
+/* Install the executor hooks (only when preloaded). */
+extern void DpCostInit(void);
+
+/*
+ * The call site of the final function running in fcinfo.  ERROR (and nothing
+ * released) when dp_pg is not preloaded, when called as a window function or
+ * directly, or when the call was not planned before the query started.
+ */
+extern DpCallSite *DpCallSiteForFinal(FunctionCallInfo fcinfo, const DpAggKind *kind);
+
+#endif							/* DP_COST_H */

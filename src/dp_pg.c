@@ -1,0 +1,37 @@
+/*
+ * dp_pg.c — module entry point.
+ *
+ * dp_pg gives analysts differentially private aggregates and DBAs per-role
+ * privacy budgets.  _PG_init only calls each concept's init function; see the
+ * files named there for what each subsystem does and the rules it follows.
+ *
+ * dp_pg must be loaded through shared_preload_libraries.  When it is loaded
+ * any other way (a plain CREATE EXTENSION / LOAD), the aggregates fail closed:
+ * they refuse to release anything and say how to fix the configuration.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+
+#include "agg_common.h"
+#include "cost.h"
+#include "guc.h"
+
+PG_MODULE_MAGIC;
+
+/* True when the library was loaded by shared_preload_libraries. */
+bool		dp_pg_preloaded = false;
+
+void		_PG_init(void);
+
+/* Module load: one call per subsystem. */
+void
+_PG_init(void)
+{
+	dp_pg_preloaded = process_shared_preload_libraries_in_progress;
+
+	DpGucInit();
+	DpAggCommonInit();
+	DpCostInit();
+}

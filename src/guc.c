@@ -1,0 +1,76 @@
+/*
+ * guc.c — dp_pg's configuration parameters (prefix dp_pg, reserved).
+ *
+ * dp_pg.default_mechanism (PGC_USERSET): the mechanism of aggregate calls
+ * that name none, such as dp_count(*).  Any role may choose it, because
+ * choosing a mechanism never weakens the guarantee: every call is charged for
+ * the mechanism it actually uses.  A DBA may set it per role with ALTER ROLE.
+ * Parameters that could weaken privacy or touch the ledger are PGC_SUSET and
+ * live with their concept.
+ */
+#include "postgres.h"
+
+#include "utils/guc.h"
+
+#include "guc.h"
+
+#define DP_DEFAULT_MECHANISM_TEXT "laplace(epsilon=1)"
+
+static char *default_mechanism_text = NULL;
+static DpMechanism default_mechanism_fallback = {DP_MECH_LAPLACE, DP_FORM_EPSILON, {1.0, 0.0}};
+
+const DpMechanism *dp_default_mechanism = &default_mechanism_fallback;
+
+/* Check hook: the value must parse as a privacy-form mechanism. */
+static bool
+check_default_mechanism(char **newval, void **extra, GucSource source)
+{
+	DpMechanism mech;
+	DpMechanism *copy;
+	char		err[256];
+
+	if (!dp_mechanism_parse(*newval, &mech, err, sizeof(err)))
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errdetail("%s", err);
+		return false;
+	}
+	if (!dp_mechanism_is_privacy_form(&mech))
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errdetail("The default mechanism must state epsilon (and delta) or rho; noise-parameter forms are for inspection only.");
+		return false;
+	}
+	copy = (DpMechanism *) malloc(sizeof(DpMechanism));
+	if (copy == NULL)
+		return false;
+	*copy = mech;
+	*extra = copy;
+	return true;
+}
+
+/* Assign hook: publish the parsed value. */
+static void
+assign_default_mechanism(const char *newval, void *extra)
+{
+	dp_default_mechanism = extra ? (const DpMechanism *) extra : &default_mechanism_fallback;
+}
+
+/* Define the dp_pg.* parameters and reserve the prefix. */
+void
+DpGucInit(void)
+{
+	DefineCustomStringVariable("dp_pg.default_mechanism",
+							   "Mechanism used by dp aggregate calls that name none, e.g. dp_count(*).",
+							   "A privacy form: laplace(epsilon=E), gaussian(epsilon=E, delta=D), "
+							   "gaussian(rho=R) or osgt(epsilon=E, delta=D).",
+							   &default_mechanism_text,
+							   DP_DEFAULT_MECHANISM_TEXT,
+							   PGC_USERSET,
+							   0,
+							   check_default_mechanism,
+							   assign_default_mechanism,
+							   NULL);
+
+	MarkGUCPrefixReserved("dp_pg");
+}

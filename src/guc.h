@@ -1,0 +1,15 @@
+/*
+ * guc.h — dp_pg's configuration parameters.
+ */
+#ifndef DP_GUC_H
+#define DP_GUC_H
+
+#include "mechanism.h"
+
+/* dp_pg.default_mechanism, parsed (never NULL after DpGucInit). */
+extern const DpMechanism *dp_default_mechanism;
+
+/* Define the dp_pg.* parameters and reserve the prefix. */
+extern void DpGucInit(void);
+
+#endif							/* DP_GUC_H */

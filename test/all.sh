@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# test/all.sh — run every dp_pg test suite; exit non-zero if any test fails.
+#
+#   plain-C unit tests (numeric core vs ../shared/reference)   test/unit
+#   statistical tests of the samplers (with positive controls) test/stat
+#   pg_regress (SQL behaviour and every error path)            sql/, expected/
+#   isolation specs (concurrent sessions)                      test/isolation
+#   TAP (restarts, configuration, crashes)                     test/t
+#
+# Works on a fresh Debian 12 machine as root: installs the packages it needs,
+# builds and installs dp_pg, and runs the server as the postgres user in a
+# scratch directory on a private port.  Ends with "total: N passed, M failed".
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DP_PORT=${DP_PORT:-55432}
+PGXS_DIR=$(dirname "$("$DP_PG_CONFIG" --pgxs 2>/dev/null || echo /usr/lib/postgresql/$DP_PGVER/lib/pgxs/src/makefiles/x)")/../..
+
+total_passed=0
+total_failed=0
+summary=""
+
+# Record a suite's result: name, passed, failed.
+record() {
+	total_passed=$((total_passed + $2))
+	total_failed=$((total_failed + $3))
+	summary="$summary$(printf '  %-12s %5d passed, %d failed' "$1" "$2" "$3")"$'\n'
+}
+
+# Count results of a prove run from its output file: sets P and F.
+prove_counts() {
+	local out=$1 tests failed
+	tests=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$out" | tail -1)
+	failed=$(sed -n 's/.*Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' "$out" | awk '{s+=$1} END {print s+0}')
+	tests=${tests:-0}
+	# a test program that died without a plan counts as one failure
+	if ! grep -q '^Result: PASS' "$out" && [ "$failed" = 0 ]; then failed=1; fi
+	P=$((tests - failed)); [ $P -lt 0 ] && P=0
+	F=$failed
+}
+
+# Count results of a pg_regress run from its output file: sets P and F.
+regress_counts() {
+	local out=$1 n m
+	if n=$(sed -n 's/.*All \([0-9]*\) tests passed.*/\1/p' "$out" | tail -1) && [ -n "$n" ]; then
+		P=$n; F=0
+	elif m=$(sed -n 's/.* \([0-9]*\) of \([0-9]*\) tests failed.*/\1 \2/p' "$out" | tail -1) && [ -n "$m" ]; then
+		set -- $m; F=$1; P=$(($2 - $1))
+	else
+		P=0; F=1
+	fi
+}
+
+set -e
+dp_install_deps
+dp_build_install
+set +e
+
+SCRATCH=$(dp_scratch)
+trap 'dp_cluster_stop "$SCRATCH"; [ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT
+
+echo "=== unit tests (test/unit)"
+make -C "$DP_ROOT/test/unit" -s check 2>&1 | tee "$SCRATCH/unit.out"
+prove_counts "$SCRATCH/unit.out"; record unit $P $F
+
+echo "=== statistical tests (test/stat)"
+make -C "$DP_ROOT/test/stat" -s check 2>&1 | tee "$SCRATCH/stat.out"
+prove_counts "$SCRATCH/stat.out"; record stat $P $F
+
+echo "=== pg_regress (sql/, expected/)"
+mkdir -p "$SCRATCH/pg"
+[ "$(id -u)" = 0 ] && chown postgres:postgres "$SCRATCH/pg"
+if dp_cluster_start "$SCRATCH/pg" "$DP_PORT"; then
+	"$PGXS_DIR/src/test/regress/pg_regress" \
+		--inputdir="$DP_ROOT" --outputdir="$SCRATCH/regress" \
+		--bindir="$DP_PGBIN" --host="$SCRATCH/pg" --port="$DP_PORT" --user=postgres \
+		--load-extension=dp_pg \
+		$(make -s -C "$DP_ROOT" print-REGRESS) 2>&1 | tee "$SCRATCH/regress.out"
+	regress_counts "$SCRATCH/regress.out"; record regress $P $F
+	[ -f "$SCRATCH/regress/regression.diffs" ] && cat "$SCRATCH/regress/regression.diffs"
+
+	echo "=== isolation (test/isolation)"
+	"$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
+		--inputdir="$DP_ROOT/test/isolation" --outputdir="$SCRATCH/isolation" \
+		--bindir="$DP_PGBIN" --host="$SCRATCH/pg" --port="$DP_PORT" --user=postgres \
+		--load-extension=dp_pg \
+		$(make -s -C "$DP_ROOT" print-ISOLATION) 2>&1 | tee "$SCRATCH/isolation.out"
+	regress_counts "$SCRATCH/isolation.out"; record isolation $P $F
+	[ -f "$SCRATCH/isolation/regression.diffs" ] && cat "$SCRATCH/isolation/regression.diffs"
+	dp_cluster_stop "$SCRATCH/pg"
+else
+	record regress 0 1
+	record isolation 0 1
+fi
+
+echo "=== TAP (test/t)"
+mkdir -p "$SCRATCH/tap"
+cp -r "$DP_ROOT/test/t" "$SCRATCH/tap/t"
+[ "$(id -u)" = 0 ] && chown -R postgres:postgres "$SCRATCH/tap"
+(cd "$SCRATCH/tap" && dp_as_pg env PATH="$PATH" TESTDIR="$SCRATCH/tap" DP_ROOT="$DP_ROOT" \
+	PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
+	prove -I "$PGXS_DIR/src/test/perl" -I t t/*.pl) 2>&1 | tee "$SCRATCH/tap.out"
+prove_counts "$SCRATCH/tap.out"; record tap $P $F
+if [ "$F" != 0 ]; then
+	for f in "$SCRATCH"/tap/tmp_check/log/*; do
+		[ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
+	done
+fi
+
+echo
+echo "=== dp_pg test summary"
+printf '%s' "$summary"
+echo "total: $total_passed passed, $total_failed failed"
+[ "$total_failed" = 0 ]

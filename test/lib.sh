@@ -1,0 +1,83 @@
+# test/lib.sh — shared by test/all.sh and test/demo.sh (sourced, not run).
+#
+# Installs what dp_pg needs on Debian 12, builds and installs the extension,
+# and starts / stops throw-away clusters as the postgres system user (the
+# server refuses to run as root) in a scratch directory on a private port.
+
+DP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DP_PGVER=${DP_PGVER:-15}
+DP_PGBIN=/usr/lib/postgresql/$DP_PGVER/bin
+DP_PG_CONFIG=$DP_PGBIN/pg_config
+export PATH="$DP_PGBIN:$PATH"
+
+# Run a command as the postgres system user when we are root.
+dp_as_pg() {
+	if [ "$(id -u)" = 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# Install the Debian packages dp_pg builds and tests with (only missing ones).
+dp_install_deps() {
+	local pkgs="postgresql-$DP_PGVER postgresql-server-dev-$DP_PGVER postgresql-contrib libssl-dev libipc-run-perl make gcc perl"
+	local missing=""
+	local p
+	for p in $pkgs; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		if [ "$(id -u)" != 0 ]; then
+			echo "dp_pg: missing packages:$missing (run as root to install them)" >&2
+			return 1
+		fi
+		echo "dp_pg: installing$missing"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	fi
+}
+
+# Build and install the extension (warnings are errors; dp_pg's asserts on).
+dp_build_install() {
+	make -C "$DP_ROOT" -s PG_CONFIG="$DP_PG_CONFIG" COPT="-Werror -DDP_PG_ASSERTS" clean >/dev/null
+	make -C "$DP_ROOT" -s PG_CONFIG="$DP_PG_CONFIG" COPT="-Werror -DDP_PG_ASSERTS"
+	if [ "$(id -u)" = 0 ]; then
+		make -C "$DP_ROOT" -s PG_CONFIG="$DP_PG_CONFIG" install
+	else
+		sudo make -C "$DP_ROOT" -s PG_CONFIG="$DP_PG_CONFIG" install
+	fi
+}
+
+# Create a scratch directory readable by the postgres user; prints its path.
+dp_scratch() {
+	local d
+	d=$(mktemp -d /tmp/dp_pg.XXXXXX)
+	chmod 755 "$d"
+	[ "$(id -u)" = 0 ] && chown postgres:postgres "$d"
+	echo "$d"
+}
+
+# Start a cluster in $1 on port $2 with dp_pg preloaded; extra conf lines in $3.
+dp_cluster_start() {
+	local dir=$1 port=$2 extra=${3:-}
+	dp_as_pg "$DP_PGBIN/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >"$dir/initdb.log" 2>&1 ||
+		{ cat "$dir/initdb.log"; return 1; }
+	dp_as_pg tee -a "$dir/data/postgresql.conf" >/dev/null <<CONF
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$dir'
+shared_preload_libraries = 'dp_pg'
+fsync = off
+max_parallel_workers_per_gather = 2
+$extra
+CONF
+	dp_as_pg "$DP_PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null ||
+		{ cat "$dir/server.log"; return 1; }
+}
+
+# Stop the cluster in $1 (ignore errors: it may already be down).
+dp_cluster_stop() {
+	dp_as_pg "$DP_PGBIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+}

@@ -1,0 +1,63 @@
+# dp_pg fails closed without shared_preload_libraries, and works once preloaded.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('preload');
+$node->init;
+$node->start;
+
+# Without the preload the extension installs, values parse, but no aggregate
+# releases anything.
+$node->safe_psql('postgres', 'CREATE EXTENSION dp_pg');
+is($node->safe_psql('postgres', q{SELECT 'laplace(epsilon=1)'::dp_mechanism}),
+	'laplace(epsilon=1)', 'mechanism values work without the preload');
+
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	'SELECT dp_count(*) FROM generate_series(1, 10)', extra_params => ['-v', 'VERBOSITY=verbose']);
+isnt($ret, 0, 'dp_count(*) fails without the preload');
+like($stderr, qr/55000: dp_pg must be loaded via shared_preload_libraries/, 'error names the cause with SQLSTATE 55000');
+like($stderr, qr/HINT:  Add dp_pg to shared_preload_libraries/, 'hint says how to fix it');
+is($stdout, '', 'no value released');
+
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	q{SELECT dp_count(g, 'laplace(epsilon=1)') FROM generate_series(1, 10) g});
+isnt($ret, 0, 'dp_count(expr, mech) fails without the preload');
+is($stdout, '', 'no value released');
+
+# LOAD in a session does not count as preloading either.
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	q{LOAD 'dp_pg'; SELECT dp_count(*) FROM generate_series(1, 10)});
+isnt($ret, 0, 'LOAD does not enable the aggregates');
+like($stderr, qr/must be loaded via shared_preload_libraries/, 'LOAD: same error');
+
+# With the preload the aggregates work (bound 25 at t = 1: fails by chance < 3e-11).
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_pg'");
+$node->restart;
+is($node->safe_psql('postgres', 'SELECT abs(dp_count(*) - 10) <= 25 FROM generate_series(1, 10)'),
+	't', 'dp_count(*) works once preloaded');
+is($node->safe_psql('postgres', 'SHOW dp_pg.default_mechanism'), 'laplace(epsilon=1)',
+	'default mechanism is defined');
+
+# The setting survives a restart when written to the configuration.
+$node->append_conf('postgresql.conf', "dp_pg.default_mechanism = 'laplace(epsilon=0.5)'");
+$node->restart;
+is($node->safe_psql('postgres', 'SHOW dp_pg.default_mechanism'), 'laplace(epsilon=0.5)',
+	'configured default mechanism is used after restart');
+
+# A malformed value in the configuration file is refused with a warning and
+# never used: the previous valid value stays in force.
+$node->append_conf('postgresql.conf', "dp_pg.default_mechanism = 'laplace(epsilon=nan)'");
+my $log_before = -s $node->logfile;
+$node->restart;
+my $log = slurp_file($node->logfile, $log_before);
+like($log, qr/invalid value for parameter "dp_pg.default_mechanism": "laplace\(epsilon=nan\)"/,
+	'log names the parameter and the malformed value');
+unlike($node->safe_psql('postgres', 'SHOW dp_pg.default_mechanism'), qr/nan/,
+	'the malformed value is not in force');
+is($node->safe_psql('postgres', 'SELECT abs(dp_count(*) - 10) <= 50 FROM generate_series(1, 10)'),
+	't', 'aggregates still work with a valid mechanism');
+
+done_testing();
