@@ -7,6 +7,8 @@ OBJS = \
 	src/mechanism.o \
 	src/mechanism_type.o \
 	src/noise.o \
+	src/calibrate.o \
+	src/inspect.o \
 	src/random.o \
 	src/sample.o \
 	src/agg_common.o \
@@ -17,7 +19,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 
 # pg_regress inputs live in sql/, outputs in expected/ (run against a server
 # that preloads dp_pg: test/all.sh starts one).
-REGRESS = mechanism dp_count gucs parallel
+REGRESS = mechanism calibration dp_count gucs parallel
 REGRESS_OPTS = --load-extension=dp_pg
 
 ISOLATION = count_snapshot
@@ -30,6 +32,9 @@ PG_CFLAGS += -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# every object depends on every header (the tree is small; no stale objects)
+$(OBJS): $(wildcard $(srcdir)/src/*.h)
 
 # `make -s print-REGRESS` etc.: let test/all.sh read the test lists from here.
 print-%:

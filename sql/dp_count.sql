@@ -2,9 +2,10 @@
 -- dp_count: noisy answers checked by properties, never by value.
 --
 -- Discrete Laplace noise with scale t has P(|noise| >= k) <= 2 exp(-k/t).
--- Every bound below is 25 t, so a correct implementation fails one check with
--- probability <= 2 e^-25 < 3e-11; this file makes fewer than 30 such checks,
--- so it fails by chance with probability < 1e-9.
+-- Every Laplace bound below is 25 t, so a correct implementation fails one
+-- check with probability <= 2 e^-25 < 3e-11; Gaussian and OSGT bounds are
+-- 7 sigma + 1 (< 1e-11, see below).  This file makes fewer than 30 such
+-- checks, so it fails by chance with probability < 1e-9.
 --
 CREATE TABLE people AS
 SELECT g AS id, (g % 10) AS region, CASE WHEN g % 10 = 0 THEN NULL ELSE g END AS maybe
@@ -20,6 +21,24 @@ SELECT abs(dp_count(maybe, 'laplace(epsilon=0.5)') - 900) <= 50 AS close FROM pe
 -- dp_count(1, mech) counts rows; constructors work as mechanisms
 SELECT abs(dp_count(1, dp_laplace(2)) - 1000) <= 12.5 AS close FROM people;
 SELECT abs(dp_count(id, dp_laplace(epsilon => 1)) - 1000) <= 25 AS close FROM people;
+-- every family: discrete Gaussian / OSGT noise exceeds 7 sigma + 1 with
+-- probability < 1e-11 (tail sum bounded by Q(7) over the normaliser bound)
+SELECT abs(dp_count(id, 'gaussian(epsilon=1, delta=1e-6)') - 1000)
+       <= 7 * (dp_pg.calibrate('gaussian(epsilon=1, delta=1e-6)', 1)).sigma + 1 AS close FROM people;
+SELECT abs(dp_count(id, dp_gaussian(0.5, 1e-9)) - 1000)
+       <= 7 * (dp_pg.calibrate(dp_gaussian(0.5, 1e-9), 1)).sigma + 1 AS close FROM people;
+SELECT abs(dp_count(id, 'gaussian(rho=0.5)') - 1000) <= 7 * 1 + 1 AS close FROM people;
+SELECT abs(dp_count(id, dp_gaussian_zcdp(0.01)) - 1000) <= 7 * sqrt(1 / 0.02) + 1 AS close FROM people;
+SELECT abs(dp_count(id, 'osgt(epsilon=1, delta=1e-6)') - 1000)
+       <= 7 * (dp_pg.calibrate('osgt(epsilon=1, delta=1e-6)', 1)).sigma + 1 AS close FROM people;
+SELECT abs(dp_count(id, dp_osgt(2, 1e-10)) - 1000)
+       <= 7 * (dp_pg.calibrate(dp_osgt(2, 1e-10), 1)).sigma + 1 AS close FROM people;
+SET dp_pg.default_mechanism = 'osgt(epsilon=1, delta=1e-8)';
+SELECT abs(dp_count(*) - 1000) <= 7 * (dp_pg.calibrate('osgt(epsilon=1, delta=1e-8)', 1)).sigma + 1 AS close FROM people;
+RESET dp_pg.default_mechanism;
+SELECT dp_count(x, 'gaussian(epsilon=1, delta=1e-6)') IS NOT NULL AS not_null,
+       dp_count(x, 'osgt(epsilon=1, delta=1e-6)') IS NOT NULL AS not_null2 FROM nobody;
+
 -- FILTER and WHERE
 SELECT abs(dp_count(*) FILTER (WHERE region = 3) - 100) <= 25 AS close FROM people;
 SELECT abs(dp_count(*) - 100) <= 25 AS close FROM people WHERE region = 3;

@@ -84,3 +84,32 @@ CREATE AGGREGATE dp_count("any", dp_mechanism) (
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE dp_count("any", dp_mechanism) IS 'noisy count of non-null values';
+
+--
+-- Inspection and accuracy helpers: public parameters only, free (no charge)
+--
+CREATE FUNCTION dp_pg.calibrate(mech dp_mechanism, sensitivity float8,
+	OUT family text, OUT scale float8, OUT sigma float8, OUT m float8, OUT variance float8)
+	AS 'MODULE_PATHNAME', 'dp_inspect_calibrate' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.calibrate(dp_mechanism, float8) IS
+	'the noise a mechanism uses at a sensitivity (privacy forms: the discrete noise actually sampled)';
+CREATE FUNCTION dp_pg.privacy_delta(mech dp_mechanism, sensitivity float8, epsilon float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_inspect_privacy_delta' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.privacy_delta(dp_mechanism, float8, float8) IS 'exact delta(epsilon) of the noise';
+CREATE FUNCTION dp_pg.privacy_epsilon(mech dp_mechanism, sensitivity float8, delta float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_inspect_privacy_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.privacy_epsilon(dp_mechanism, float8, float8) IS 'smallest epsilon with delta(epsilon) <= delta for the noise';
+CREATE FUNCTION dp_pg.renyi(mech dp_mechanism, sensitivity float8, alpha float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_inspect_renyi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.renyi(dp_mechanism, float8, float8) IS 'Renyi divergence of order alpha of the noise';
+CREATE FUNCTION dp_pg.zcdp_epsilon(rho float8, delta float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_inspect_zcdp_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.zcdp_epsilon(float8, float8) IS 'epsilon of rho-zCDP at delta (Canonne-Kamath-Steinke conversion)';
+CREATE FUNCTION dp_noise_stddev(mech dp_mechanism, sensitivity float8) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_noise_stddev(dp_mechanism, float8) IS 'standard deviation of the noise';
+CREATE FUNCTION dp_confidence_interval(value float8, mech dp_mechanism, sensitivity float8, level float8,
+	OUT lower float8, OUT upper float8)
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_confidence_interval(float8, dp_mechanism, float8, float8) IS
+	'interval that covers the true answer with probability at least level';

@@ -1,15 +1,26 @@
 /*
- * noise.c — plan the exact lattice noise for a mechanism and sensitivity.
+ * noise.c — plan the exact lattice noise for a mechanism and a sensitivity.
  *
- * Plain C.  The calibration rule per family (lattice units, sensitivity D):
+ * Plain C.  The calibration rule per family, with D the sensitivity in
+ * lattice units (an integer):
  *
- *   laplace(epsilon=E)  discrete Laplace with scale t = D/E, rounded up to a
- *                       rational.  For integer D the pmf ratio of neighbours
- *                       is at most exp(D/t) <= exp(E): exactly (E, 0)-DP
- *                       (and E^2/2-zCDP, Bun-Steinke 2016 Prop. 1.4).
+ *   laplace(epsilon=E)        discrete Laplace, scale t >= D/E rounded up to a
+ *                             rational; the pmf ratio of neighbours is at most
+ *                             exp(D/t) <= exp(E): exactly (E, 0)-DP.
+ *   gaussian(epsilon, delta)  discrete Gaussian whose own exact profile meets
+ *                             (epsilon, delta) (calibrate.c: never below the
+ *                             analytic continuous sigma).
+ *   gaussian(rho=R)           discrete Gaussian, sigma^2 = D^2/(2R): R-zCDP
+ *                             (Canonne-Kamath-Steinke 2020, Thm. 14).
+ *   osgt(epsilon, delta)      discrete OSGT at the variance-optimal
+ *                             sub-Gaussian (m, sigma) whose own profile meets
+ *                             (epsilon, delta).
  *
- * The rational actually sampled is never below the calibrated double, so the
- * guarantee reported here holds for the noise actually drawn.
+ * The rationals handed to the sampler are never below the calibrated
+ * doubles (sigma^2, t rounded up), except the OSGT offset m, which must be
+ * represented exactly (a larger m at fixed sigma is less private); the plan
+ * is refused otherwise.  Accounting values are those of the noise actually
+ * sampled, computed at the parameters actually used.
  */
 #include "noise.h"
 
@@ -17,23 +28,49 @@
 #include <stdio.h>
 #include <string.h>
 
+#define DP_MAX_LATTICE_SENS (1LL << 40)
+
 /* Validate a sensitivity in lattice units. */
 static bool
-check_sensitivity(double v, const char *name, char *err, size_t errlen)
+check_sensitivity(long long v, const char *name, char *err, size_t errlen)
 {
-	if (!(v >= 1.0 && v <= 1099511627776.0) || v != floor(v))
+	if (v < 1 || v > DP_MAX_LATTICE_SENS)
 	{
-		snprintf(err, errlen, "%s sensitivity must be an integer between 1 and 2^40 lattice units, got %.17g",
+		snprintf(err, errlen, "%s sensitivity must be between 1 and 2^40 lattice units, got %lld",
 				 name, v);
 		return false;
 	}
 	return true;
 }
 
-/* Plan noise for mech at the given sensitivities; false with message on error. */
+/* The exact double value of a dyadic rational (num < 2^62, den = 2^k). */
+static double
+rational_value(DpRational r)
+{
+	return ldexp((double) r.num, -__builtin_ctzll(r.den));
+}
+
+/* True if r equals x exactly. */
+static bool
+rational_is_exact(DpRational r, double x)
+{
+	return (r.den & (r.den - 1)) == 0 &&
+		(uint64_t) (double) r.num == r.num &&
+		rational_value(r) == x;
+}
+
+/* Fill plan->rdp from the planned noise. */
+static void
+fill_rdp(DpNoisePlan *plan)
+{
+	for (int i = 0; i < DP_RDP_NALPHAS; i++)
+		plan->rdp[i] = dp_noise_plan_rdp(plan, DP_RDP_ALPHAS[i]);
+}
+
+/* Plan noise for mech at integer lattice sensitivities; false with message on error. */
 bool
 dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
-			  double l1, double l2, int lattice_exp, char *err, size_t errlen)
+			  long long l1, long long l2, int lattice_exp, char *err, size_t errlen)
 {
 	double		unit = ldexp(1.0, lattice_exp);
 
@@ -61,25 +98,423 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 
 				if (!check_sensitivity(l1, "L1", err, errlen))
 					return false;
-				t = dp_rational_up(l1 / eps);
+				t = dp_rational_up(dp_discrete_laplace_scale(l1, eps));
 				dp_sampler_laplace(&plan->sampler, t);
-				plan->scale = dp_rational_to_double(t) * unit;
-				/* discrete Laplace variance: 2 e^{1/t} / (e^{1/t} - 1)^2 */
-				{
-					double		a = 1.0 / dp_rational_to_double(t);
-					double		em1 = expm1(a);
-
-					plan->variance = 2.0 * exp(a) / (em1 * em1) * unit * unit;
-				}
+				plan->t = rational_value(t);
+				plan->scale = plan->t * unit;
+				plan->variance = dp_discrete_laplace_variance(plan->t) * unit * unit;
 				plan->epsilon = eps;
 				plan->delta = 0.0;
-				plan->rho = eps * eps / 2.0;
-				return true;
+				plan->rho = dp_discrete_laplace_rho(l1, plan->t);
+				break;
+			}
+		case DP_MECH_GAUSSIAN:
+			{
+				double		sigma2;
+				DpRational	s2;
+
+				if (!check_sensitivity(l2, "L2", err, errlen))
+					return false;
+				if (mech->form == DP_FORM_RHO)
+				{
+					/* sigma^2 = D^2/(2 rho), rounded up */
+					sigma2 = (double) l2 * (double) l2 / (2.0 * mech->p[0]);
+					sigma2 = nextafter(sigma2, INFINITY);
+				}
+				else
+					sigma2 = dp_discrete_gauss_calibrate(l2, mech->p[0], mech->p[1]).sigma2;
+				if (!(sigma2 > 0.0) || !isfinite(sigma2))
+				{
+					snprintf(err, errlen, "could not calibrate Gaussian noise for this mechanism and sensitivity");
+					return false;
+				}
+				s2 = dp_rational_up(sigma2);
+				dp_sampler_gaussian(&plan->sampler, s2);
+				plan->sigma2 = rational_value(s2);
+				plan->sigma = sqrt(plan->sigma2) * unit;
+				plan->variance = dp_discrete_gauss_variance(plan->sigma2) * unit * unit;
+				plan->rho = dp_discrete_gauss_rho(l2, plan->sigma2);
+				if (mech->form == DP_FORM_RHO)
+				{
+					/* a zCDP guarantee; (epsilon, delta) follows only for a chosen delta */
+					plan->epsilon = INFINITY;
+					plan->delta = 0.0;
+					if (plan->rho < mech->p[0])
+						plan->rho = mech->p[0];
+				}
+				else
+				{
+					plan->epsilon = mech->p[0];
+					plan->delta = mech->p[1];
+				}
+				break;
+			}
+		case DP_MECH_OSGT:
+			{
+				DpDiscreteParams p;
+				DpRational	s2;
+				DpRational	m = {0, 1};
+
+				if (!check_sensitivity(l2, "L2", err, errlen))
+					return false;
+				p = dp_discrete_osgt_opt(l2, mech->p[0], mech->p[1]);
+				if (!(p.sigma2 > 0.0) || !isfinite(p.sigma2) || !(p.m >= 0.0) || !isfinite(p.m))
+				{
+					snprintf(err, errlen, "could not calibrate OSGT noise for this mechanism and sensitivity");
+					return false;
+				}
+				s2 = dp_rational_up(p.sigma2);
+				if (p.m > 0.0)
+				{
+					m = dp_rational_up(p.m);
+					if (!rational_is_exact(m, p.m))
+					{
+						snprintf(err, errlen, "OSGT offset %.17g is not exactly representable", p.m);
+						return false;
+					}
+				}
+				if (!rational_is_exact(s2, p.sigma2))
+				{
+					/* sigma^2 rounded up at fixed m: recheck the profile at the values used */
+					if (dp_discrete_osgt_delta(mech->p[0], l2, p.m, rational_value(s2)) > mech->p[1])
+					{
+						snprintf(err, errlen, "could not represent the calibrated OSGT noise exactly");
+						return false;
+					}
+				}
+				dp_sampler_osgt(&plan->sampler, s2, m);
+				plan->sigma2 = rational_value(s2);
+				plan->m_lattice = p.m;
+				plan->sigma = sqrt(plan->sigma2) * unit;
+				plan->m = p.m * unit;
+				plan->variance = dp_discrete_osgt_variance(p.m, plan->sigma2) * unit * unit;
+				plan->epsilon = mech->p[0];
+				plan->delta = mech->p[1];
+				plan->rho = dp_discrete_osgt_rho(l2, p.m, plan->sigma2);
+				break;
 			}
 		default:
-			break;
+			snprintf(err, errlen, "corrupt mechanism family %d", mech->family);
+			return false;
 	}
-	snprintf(err, errlen, "mechanism family %s is not available for aggregates",
-			 dp_mechanism_family_name(mech->family));
-	return false;
+	fill_rdp(plan);
+	return true;
+}
+
+/* Continuous noise scale (output units) of a privacy form at real sensitivity. */
+static double
+continuous_scale(const DpMechanism *mech, double sensitivity)
+{
+	switch (mech->family)
+	{
+		case DP_MECH_LAPLACE:
+			return dp_laplace_scale(sensitivity, mech->p[0]);
+		case DP_MECH_GAUSSIAN:
+			if (mech->form == DP_FORM_RHO)
+				return dp_gauss_sigma_zcdp(sensitivity, mech->p[0]);
+			return dp_gauss_sigma_analytic(sensitivity, mech->p[0], mech->p[1]);
+		case DP_MECH_OSGT:
+			return dp_osgt_opt_subgaussian(sensitivity, mech->p[0], mech->p[1]).sigma;
+	}
+	return NAN;
+}
+
+/* Plan noise for mech at a real sensitivity (output units), lattice chosen here. */
+bool
+dp_noise_plan_real(DpNoisePlan *plan, const DpMechanism *mech, double sensitivity,
+				   char *err, size_t errlen)
+{
+	double		s;
+	int			k;
+	double		lat;
+
+	if (!(sensitivity > 0.0) || !(sensitivity <= 1e15))
+	{
+		snprintf(err, errlen, "sensitivity must be a finite number greater than 0 and at most 1e15, got %g",
+				 sensitivity);
+		return false;
+	}
+	if (!dp_mechanism_validate(mech, err, errlen))
+		return false;
+	if (!dp_mechanism_is_privacy_form(mech))
+	{
+		snprintf(err, errlen, "noise-parameter mechanisms are for inspection only; state epsilon (and delta) or rho");
+		return false;
+	}
+	/* integer sensitivities use the integer lattice, as counts do */
+	if (sensitivity == floor(sensitivity) && sensitivity <= (double) DP_MAX_LATTICE_SENS)
+		return dp_noise_plan(plan, mech, (long long) sensitivity, (long long) sensitivity, 0, err, errlen);
+
+	/* otherwise a lattice 2^k about 2^-30 of the noise scale */
+	s = continuous_scale(mech, sensitivity);
+	if (!(s > 0.0) || !isfinite(s))
+	{
+		snprintf(err, errlen, "could not calibrate noise for this mechanism and sensitivity");
+		return false;
+	}
+	k = dp_lattice_exponent(s) - 30;
+	lat = ceil(ldexp(sensitivity, -k));
+	if (lat > (double) DP_MAX_LATTICE_SENS)
+	{
+		k = dp_lattice_exponent(sensitivity) - 40;
+		lat = ceil(ldexp(sensitivity, -k));
+	}
+	return dp_noise_plan(plan, mech, (long long) lat, (long long) lat, k, err, errlen);
+}
+
+/* Exact delta(eps) of the planned (discrete) noise at its sensitivity. */
+double
+dp_noise_plan_delta(const DpNoisePlan *plan, double eps)
+{
+	switch (plan->mech.family)
+	{
+		case DP_MECH_LAPLACE:
+			return dp_discrete_laplace_delta(eps, plan->l1, plan->t);
+		case DP_MECH_GAUSSIAN:
+			return dp_discrete_gauss_delta(eps, plan->l2, plan->sigma2);
+		case DP_MECH_OSGT:
+			return dp_discrete_osgt_delta(eps, plan->l2, plan->m_lattice, plan->sigma2);
+	}
+	return NAN;
+}
+
+/*
+ * Smallest epsilon with delta(epsilon) <= delta for the planned noise, by
+ * bisection on its exact (non-increasing) profile; the upper end is returned
+ * so that the answer is never below the true value.
+ */
+double
+dp_noise_plan_epsilon(const DpNoisePlan *plan, double delta)
+{
+	double		lo = 0.0;
+	double		hi = 1.0;
+
+	if (dp_noise_plan_delta(plan, 0.0) <= delta)
+		return 0.0;
+	while (dp_noise_plan_delta(plan, hi) > delta)
+	{
+		lo = hi;
+		hi *= 2.0;
+		if (hi > 4096.0)
+			return INFINITY;
+	}
+	for (int i = 0; i < 100 && hi - lo > 1e-15 * hi; i++)
+	{
+		double		mid = 0.5 * (lo + hi);
+
+		if (dp_noise_plan_delta(plan, mid) > delta)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/* Exact (or upper-bounded) D_alpha of the planned noise at its sensitivity. */
+double
+dp_noise_plan_rdp(const DpNoisePlan *plan, double alpha)
+{
+	switch (plan->mech.family)
+	{
+		case DP_MECH_LAPLACE:
+			return dp_discrete_laplace_rdp(alpha, plan->l1, plan->t);
+		case DP_MECH_GAUSSIAN:
+			return dp_discrete_gauss_rdp(alpha, plan->l2, plan->sigma2);
+		case DP_MECH_OSGT:
+			return dp_discrete_osgt_rdp(alpha, plan->l2, plan->m_lattice, plan->sigma2);
+	}
+	return NAN;
+}
+
+/* x with Q(x) = p, 0 < p < 1, by bisection on log Q (monotone decreasing). */
+static double
+inverse_q(double p)
+{
+	double		lo = -40.0;
+	double		hi = 40.0;
+	double		target = log(p);
+
+	for (int i = 0; i < 200; i++)
+	{
+		double		mid = 0.5 * (lo + hi);
+
+		if (dp_norm_log_q(mid) > target)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/* Discrete OSGT / Gaussian weight exp(-(j^2 + 2 m j)/(2 sigma2)), j >= 0. */
+static double
+osgt_weight(double j, double m, double sigma2)
+{
+	return exp(-(j * j + 2.0 * m * j) / (2.0 * sigma2));
+}
+
+/*
+ * Smallest integer h >= 0 with P(|K| > h) <= 1 - level for the discrete
+ * OSGT (m = 0: Gaussian) with parameters in lattice units.
+ */
+static double
+discrete_osgt_halfwidth(double m, double sigma2, double level)
+{
+	double		sigma = sqrt(sigma2);
+	double		tail = 1.0 - level;
+
+	if (sigma <= 1e4)
+	{
+		/* direct summation; terms beyond J are below exp(-800) of the total */
+		long		J = (long) ceil(40.0 * sigma + 2.0) + 1;
+		double		z = 1.0;	/* j = 0 */
+		double		acc = 0.0;
+
+		for (long j = 1; j <= J; j++)
+			z += 2.0 * osgt_weight((double) j, m, sigma2);
+		/* acc = P(|K| > h) accumulated from the outside in */
+		for (long h = J; h >= 0; h--)
+		{
+			double		next = acc + 2.0 * osgt_weight((double) h, m, sigma2) / z;
+
+			if (next > tail)
+				return (double) h;
+			acc = next;
+		}
+		return 0.0;
+	}
+
+	/*
+	 * Bound: sum_{j>=k} w(j) <= integral_{k-1}^inf w and Z >= 2 integral_0^inf w - 1
+	 * give P(|K| >= k) <= Q((k-1+m)/sigma) / (Q(m/sigma) - 1/(2 e^c sqrt(2 pi) sigma)),
+	 * c = m^2/(2 sigma^2) (m = 0: Z >= sqrt(2 pi) sigma by Poisson summation).
+	 */
+	{
+		double		denom;
+
+		if (m == 0.0)
+			denom = 0.5;
+		else
+			denom = dp_norm_q(m / sigma) - 1.0 / (2.0 * exp(m * m / (2.0 * sigma2)) * sqrt(2.0 * M_PI) * sigma);
+		return ceil(sigma * inverse_q(tail * denom) - m);
+	}
+}
+
+/* Half-width h (output units) with P(|noise| <= h) >= level, 0 < level < 1. */
+double
+dp_noise_plan_halfwidth(const DpNoisePlan *plan, double level)
+{
+	double		unit = ldexp(1.0, plan->lattice_exp);
+	double		h;
+
+	switch (plan->mech.family)
+	{
+		case DP_MECH_LAPLACE:
+			{
+				/* P(|K| >= k) = 2 e^{-k/t} / (1 + e^{-1/t}) for k >= 1 */
+				double		t = plan->t;
+				double		k = ceil(t * log(2.0 / ((1.0 - level) * (1.0 + exp(-1.0 / t)))));
+
+				h = k > 1.0 ? k - 1.0 : 0.0;
+				break;
+			}
+		case DP_MECH_GAUSSIAN:
+			h = discrete_osgt_halfwidth(0.0, plan->sigma2, level);
+			break;
+		case DP_MECH_OSGT:
+			h = discrete_osgt_halfwidth(plan->m_lattice, plan->sigma2, level);
+			break;
+		default:
+			return NAN;
+	}
+	return h < 0.0 ? 0.0 : h * unit;
+}
+
+/* delta(eps) of a noise-parameter form (continuous family). */
+double
+dp_noise_form_delta(const DpMechanism *mech, double sensitivity, double eps)
+{
+	switch (mech->family)
+	{
+		case DP_MECH_LAPLACE:
+			return dp_laplace_delta(eps, sensitivity, mech->p[0]);
+		case DP_MECH_GAUSSIAN:
+			return dp_gauss_delta(eps, sensitivity, mech->p[0]);
+		case DP_MECH_OSGT:
+			return dp_osgt_delta(eps, sensitivity, mech->p[1], mech->p[0]);
+	}
+	return NAN;
+}
+
+/* Smallest epsilon with delta(epsilon) <= delta for a noise-parameter form. */
+double
+dp_noise_form_epsilon(const DpMechanism *mech, double sensitivity, double delta)
+{
+	switch (mech->family)
+	{
+		case DP_MECH_LAPLACE:
+			return dp_laplace_eps(delta, sensitivity, mech->p[0]);
+		case DP_MECH_GAUSSIAN:
+			return dp_gauss_eps(delta, sensitivity, mech->p[0]);
+		case DP_MECH_OSGT:
+			return dp_osgt_eps(delta, sensitivity, mech->p[1], mech->p[0]);
+	}
+	return NAN;
+}
+
+/* D_alpha of a noise-parameter form (continuous family). */
+double
+dp_noise_form_rdp(const DpMechanism *mech, double sensitivity, double alpha)
+{
+	switch (mech->family)
+	{
+		case DP_MECH_LAPLACE:
+			return dp_laplace_rdp(alpha, sensitivity, mech->p[0]);
+		case DP_MECH_GAUSSIAN:
+			return dp_gauss_rdp(alpha, sensitivity, mech->p[0]);
+		case DP_MECH_OSGT:
+			return dp_osgt_rdp(alpha, sensitivity, mech->p[1], mech->p[0]);
+	}
+	return NAN;
+}
+
+/* Variance of a noise-parameter form (continuous family). */
+double
+dp_noise_form_variance(const DpMechanism *mech)
+{
+	switch (mech->family)
+	{
+		case DP_MECH_LAPLACE:
+			return 2.0 * mech->p[0] * mech->p[0];
+		case DP_MECH_GAUSSIAN:
+			return mech->p[0] * mech->p[0];
+		case DP_MECH_OSGT:
+			return dp_osgt_variance(mech->p[1], mech->p[0]);
+	}
+	return NAN;
+}
+
+/* Half-width of a noise-parameter form at confidence level. */
+double
+dp_noise_form_halfwidth(const DpMechanism *mech, double level)
+{
+	double		tail = 1.0 - level;
+
+	switch (mech->family)
+	{
+		case DP_MECH_LAPLACE:
+			return -mech->p[0] * log(tail);
+		case DP_MECH_GAUSSIAN:
+			return mech->p[0] * inverse_q(tail / 2.0);
+		case DP_MECH_OSGT:
+			{
+				/* P(|Y| > h) = Q((h + m)/sigma) / Q(m/sigma) */
+				double		sigma = mech->p[0];
+				double		m = mech->p[1];
+				double		h = sigma * inverse_q(tail * dp_norm_q(m / sigma)) - m;
+
+				return h > 0.0 ? h : 0.0;
+			}
+	}
+	return NAN;
 }

@@ -3,13 +3,14 @@
  *
  * Plain C (no PostgreSQL header).  A DpNoisePlan is built once per call site
  * and query (never per row or group): it holds the prepared exact sampler in
- * lattice units, the noise parameters reported to users, and the privacy cost
- * that the noise actually sampled guarantees.
+ * lattice units, the noise parameters reported to users, and the privacy
+ * guarantees of the noise actually sampled, which is what gets charged.
  *
- * Units: sensitivities are given in lattice units (integers for integer
- * outputs, multiples of 2^lattice_exp for floating-point outputs).  The
- * sampler works in the same units; reported scale/sigma/m/variance are in
- * output units (lattice units times 2^lattice_exp).
+ * Units: dp_noise_plan takes integer sensitivities in lattice units (1 for
+ * counts); dp_noise_plan_real takes a real sensitivity in output units and
+ * chooses a power-of-two lattice fine enough that rounding the sensitivity up
+ * to whole lattice units costs at most ~2^-29 of the noise scale.  Reported
+ * scale/sigma/m/variance are in output units.
  */
 #ifndef DP_NOISE_H
 #define DP_NOISE_H
@@ -17,30 +18,62 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "calibrate.h"
 #include "mechanism.h"
 #include "sample.h"
 
 typedef struct DpNoisePlan
 {
 	DpMechanism mech;			/* the privacy form it was planned from */
-	double		l1;				/* L1 sensitivity, lattice units */
-	double		l2;				/* L2 sensitivity, lattice units */
+	long long	l1;				/* L1 sensitivity, lattice units */
+	long long	l2;				/* L2 sensitivity, lattice units */
 	int			lattice_exp;	/* granularity 2^lattice_exp of the output */
 	DpSampler	sampler;		/* exact integer sampler, lattice units */
+	/* the sampled noise in lattice units (exact doubles of the rationals) */
+	double		t;				/* Laplace scale */
+	double		sigma2;			/* Gaussian / OSGT sigma^2 */
+	double		m_lattice;		/* OSGT offset */
 	/* the noise, in output units */
 	double		scale;			/* Laplace b (0 for other families) */
 	double		sigma;			/* Gaussian / OSGT sigma (0 for Laplace) */
 	double		m;				/* OSGT offset (0 otherwise) */
 	double		variance;		/* variance of the sampled noise */
-	/* what the sampled noise guarantees */
-	double		epsilon;
+	/* what the sampled noise guarantees (rounded so as never to favour the analyst) */
+	double		epsilon;		/* +Inf for rho forms: no (epsilon, delta) claim */
 	double		delta;
-	double		rho;			/* zCDP rho; +Inf when there is none */
+	double		rho;			/* zCDP rho */
+	double		rdp[DP_RDP_NALPHAS];	/* D_alpha on DP_RDP_ALPHAS */
 } DpNoisePlan;
 
-/* Plan noise for mech at the given sensitivities; false with message on error. */
+/* Plan noise for mech at integer lattice sensitivities; false with message on error. */
 extern bool dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
-						  double l1, double l2, int lattice_exp,
+						  long long l1, long long l2, int lattice_exp,
 						  char *err, size_t errlen);
+
+/* Plan noise for mech at a real sensitivity (output units), lattice chosen here. */
+extern bool dp_noise_plan_real(DpNoisePlan *plan, const DpMechanism *mech,
+							   double sensitivity, char *err, size_t errlen);
+
+/* Exact delta(eps) of the planned (discrete) noise at its sensitivity. */
+extern double dp_noise_plan_delta(const DpNoisePlan *plan, double eps);
+
+/* Smallest epsilon (rounded up) with delta(epsilon) <= delta for the planned noise. */
+extern double dp_noise_plan_epsilon(const DpNoisePlan *plan, double delta);
+
+/* Exact (or upper-bounded) D_alpha of the planned noise at its sensitivity. */
+extern double dp_noise_plan_rdp(const DpNoisePlan *plan, double alpha);
+
+/* Half-width h (output units) with P(|noise| <= h) >= level, 0 < level < 1. */
+extern double dp_noise_plan_halfwidth(const DpNoisePlan *plan, double level);
+
+/*
+ * The same three questions for a noise-parameter form (continuous family at
+ * real sensitivity, as in shared/reference).
+ */
+extern double dp_noise_form_delta(const DpMechanism *mech, double sensitivity, double eps);
+extern double dp_noise_form_epsilon(const DpMechanism *mech, double sensitivity, double delta);
+extern double dp_noise_form_rdp(const DpMechanism *mech, double sensitivity, double alpha);
+extern double dp_noise_form_variance(const DpMechanism *mech);
+extern double dp_noise_form_halfwidth(const DpMechanism *mech, double level);
 
 #endif							/* DP_NOISE_H */
