@@ -17,6 +17,14 @@
  *
  * Each rejection loop has a fixed iteration bound; reaching it calls
  * dp_core_fail(DP_ERR_ITERATIONS, ...), which never returns (no bias).
+ * Every bound is reached with probability below 2^-100 (sample.c lists
+ * them).
+ *
+ * Supported range (the prepare functions call dp_core_fail(DP_ERR_RANGE)
+ * outside it): any num and den that fit in uint64 with den >= 1; Laplace
+ * t > 0 with 72 t <= 2^62 (so |noise| < 2^62); sigma^2 > 0 (hence
+ * sigma < 2^32); m >= 0, written {0, 1} when m = 0 (dp_rational_up(0)
+ * is a range error).  All arithmetic is exact within this range.
  *
  * Floating-point outputs use a power-of-two lattice (granularity 2^k): the
  * exact value is rounded to the lattice and integer lattice noise is added,
@@ -76,6 +84,12 @@ extern void dp_sampler_osgt(DpSampler *s, DpRational sigma2, DpRational m);
 
 /* Draw one integer noise value. */
 extern int64_t dp_sampler_draw(const DpSampler *s, DpRng *rng);
+
+/* OSGT method chosen by dp_sampler_osgt ('A' or 'B', see sample.c); 0 otherwise. */
+extern char dp_sampler_osgt_method(const DpSampler *s);
+
+/* Testing aid: use the multi-limb arithmetic even where 128 bits suffice (same draws). */
+extern void dp_sampler_use_generic_arithmetic(DpSampler *s);
 
 /* Bernoulli(exp(-num/den)) exactly (Canonne-Kamath-Steinke 2020). */
 extern int	dp_bernoulli_exp(DpRng *rng, unsigned __int128 num, unsigned __int128 den);
