@@ -13,6 +13,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/guc.h"
 
 #include "agg_common.h"
 #include "cost.h"
@@ -34,4 +35,7 @@ _PG_init(void)
 	DpGucInit();
 	DpAggCommonInit();
 	DpCostInit();
+
+	/* after every concept defined its parameters */
+	MarkGUCPrefixReserved("dp_pg");
 }

@@ -56,7 +56,7 @@ assign_default_mechanism(const char *newval, void *extra)
 	dp_default_mechanism = extra ? (const DpMechanism *) extra : &default_mechanism_fallback;
 }
 
-/* Define the dp_pg.* parameters and reserve the prefix. */
+/* Define the general dp_pg.* parameters (concepts define their own). */
 void
 DpGucInit(void)
 {
@@ -71,6 +71,4 @@ DpGucInit(void)
 							   check_default_mechanism,
 							   assign_default_mechanism,
 							   NULL);
-
-	MarkGUCPrefixReserved("dp_pg");
 }

@@ -9,7 +9,7 @@
 /* dp_pg.default_mechanism, parsed (never NULL after DpGucInit). */
 extern const DpMechanism *dp_default_mechanism;
 
-/* Define the dp_pg.* parameters and reserve the prefix. */
+/* Define the general dp_pg.* parameters (concepts define their own). */
 extern void DpGucInit(void);
 
 #endif							/* DP_GUC_H */

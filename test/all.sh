@@ -70,11 +70,13 @@ prove_counts "$SCRATCH/stat.out"; record stat $P $F
 echo "=== pg_regress (sql/, expected/)"
 mkdir -p "$SCRATCH/pg"
 [ "$(id -u)" = 0 ] && chown postgres:postgres "$SCRATCH/pg"
-if dp_cluster_start "$SCRATCH/pg" "$DP_PORT"; then
+# the regression database is the ledger database, prepared before pg_regress
+if DP_LEDGER_DB=dp_regress dp_cluster_start "$SCRATCH/pg" "$DP_PORT" &&
+	dp_ledger_db "$SCRATCH/pg" "$DP_PORT" dp_regress; then
 	"$PGXS_DIR/src/test/regress/pg_regress" \
 		--inputdir="$DP_ROOT" --outputdir="$SCRATCH/regress" \
 		--bindir="$DP_PGBIN" --host="$SCRATCH/pg" --port="$DP_PORT" --user=postgres \
-		--load-extension=dp_pg \
+		--use-existing --dbname=dp_regress \
 		$(make -s -C "$DP_ROOT" print-REGRESS) 2>&1 | tee "$SCRATCH/regress.out"
 	regress_counts "$SCRATCH/regress.out"; record regress $P $F
 	[ -f "$SCRATCH/regress/regression.diffs" ] && cat "$SCRATCH/regress/regression.diffs"
@@ -83,7 +85,7 @@ if dp_cluster_start "$SCRATCH/pg" "$DP_PORT"; then
 	"$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
 		--inputdir="$DP_ROOT/test/isolation" --outputdir="$SCRATCH/isolation" \
 		--bindir="$DP_PGBIN" --host="$SCRATCH/pg" --port="$DP_PORT" --user=postgres \
-		--load-extension=dp_pg \
+		--use-existing --dbname=dp_regress \
 		$(make -s -C "$DP_ROOT" print-ISOLATION) 2>&1 | tee "$SCRATCH/isolation.out"
 	regress_counts "$SCRATCH/isolation.out"; record isolation $P $F
 	[ -f "$SCRATCH/isolation/regression.diffs" ] && cat "$SCRATCH/isolation/regression.diffs"

@@ -16,6 +16,7 @@ dp_build_install
 SCRATCH=$(dp_scratch)
 trap 'dp_cluster_stop "$SCRATCH"; [ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT
 dp_cluster_start "$SCRATCH" "$DP_PORT"
+dp_ledger_db "$SCRATCH" "$DP_PORT" postgres
 
 psql_demo() {
 	psql -X -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$DP_PORT" -U postgres -d postgres "$@"
@@ -23,7 +24,6 @@ psql_demo() {
 
 echo "=== dp_pg demo: cluster in $SCRATCH, port $DP_PORT"
 psql_demo -q <<'SQL'
-CREATE EXTENSION dp_pg;
 SELECT setseed(0.42);
 CREATE TABLE people AS
 SELECT g AS id,

@@ -69,12 +69,34 @@ port = $port
 listen_addresses = ''
 unix_socket_directories = '$dir'
 shared_preload_libraries = 'dp_pg'
-fsync = off
+dp_pg.ledger_database = '${DP_LEDGER_DB:-postgres}'
 max_parallel_workers_per_gather = 2
 $extra
 CONF
 	dp_as_pg "$DP_PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null ||
 		{ cat "$dir/server.log"; return 1; }
+}
+
+# psql against the cluster in $1 on port $2 as postgres: dp_psql DIR PORT DB args...
+dp_psql() {
+	local dir=$1 port=$2 db=$3
+	shift 3
+	psql -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d "$db" "$@"
+}
+
+# Create database $3 with dp_pg in it and wait until the ledger worker is ready.
+dp_ledger_db() {
+	local dir=$1 port=$2 db=$3 i
+	if [ "$db" != postgres ]; then
+		dp_psql "$dir" "$port" postgres -c "CREATE DATABASE $db" || return 1
+	fi
+	dp_psql "$dir" "$port" "$db" -c "CREATE EXTENSION dp_pg" || return 1
+	for i in $(seq 1 100); do
+		[ "$(dp_psql "$dir" "$port" "$db" -Atc 'SELECT dp_pg.ledger_status()')" = ready ] && return 0
+		sleep 0.2
+	done
+	echo "dp_pg: ledger worker not ready" >&2
+	return 1
 }
 
 # Stop the cluster in $1 (ignore errors: it may already be down).

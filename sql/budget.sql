@@ -1,0 +1,240 @@
+--
+-- Per-role budgets: every cell of the rollback matrix grows the ledger by
+-- exactly the query's cost; refused and failed queries charge nothing.
+--
+CREATE ROLE dp_ana;
+CREATE ROLE dp_team;
+CREATE ROLE dp_member IN ROLE dp_team;
+CREATE ROLE dp_other;
+GRANT dp_other TO dp_ana;
+CREATE TABLE dp_people AS SELECT g AS id, g % 10 AS region FROM generate_series(1, 1000) g;
+GRANT SELECT ON dp_people TO dp_ana, dp_member, dp_other;
+GRANT USAGE ON SCHEMA dp_test TO PUBLIC;
+
+SELECT dp_pg.ledger_status();
+SELECT dp_pg.set_budget('dp_ana', 5, 1e-6);
+SELECT dp_pg.set_budget('dp_team', 10, NULL);
+SELECT role, epsilon_limit, delta_limit, rho_limit, epsilon_spent, delta_spent, charges, accounting
+FROM dp_pg.budgets WHERE role::text LIKE 'dp\_%' ORDER BY role::text;
+
+-- ledger bookkeeping for the checks (superuser only)
+CREATE TABLE dp_test.mark (role regrole PRIMARY KEY, n bigint, eps float8);
+CREATE FUNCTION dp_test.set_mark() RETURNS void LANGUAGE sql AS $$
+	DELETE FROM dp_test.mark;
+	INSERT INTO dp_test.mark
+	SELECT r::regrole, (SELECT count(*) FROM dp_pg.ledger_entries e WHERE e.role = r::regrole AND kind = 'charge'),
+	       (SELECT coalesce(sum(epsilon), 0) FROM dp_pg.ledger_entries e WHERE e.role = r::regrole AND kind = 'charge')
+	FROM unnest(ARRAY['dp_ana', 'dp_team']) r;
+$$;
+-- charges and epsilon added since the mark, in the ledger table and in the budget view
+CREATE FUNCTION dp_test.since_mark(r regrole, OUT charges bigint, OUT epsilon numeric, OUT view_agrees boolean)
+LANGUAGE sql AS $$
+	SELECT count(*) - m.n, round((coalesce(sum(e.epsilon), 0) - m.eps)::numeric, 9),
+	       (SELECT b.charges FROM dp_pg.budgets b WHERE b.role = r) = count(*)
+	FROM dp_test.mark m LEFT JOIN dp_pg.ledger_entries e ON e.role = m.role AND e.kind = 'charge'
+	WHERE m.role = r GROUP BY m.n, m.eps;
+$$;
+
+-- autocommit
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+SELECT abs(dp_count(id, 'laplace(epsilon=0.01)') - 1000) < 2500 AS answered FROM dp_people;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- BEGIN ... ROLLBACK
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+BEGIN;
+SELECT dp_count(id, 'laplace(epsilon=0.01)') IS NOT NULL AS answered FROM dp_people;
+ROLLBACK;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- SAVEPOINT ... ROLLBACK TO
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+BEGIN;
+SAVEPOINT s1;
+SELECT dp_count(id, 'laplace(epsilon=0.01)') IS NOT NULL AS answered FROM dp_people;
+ROLLBACK TO SAVEPOINT s1;
+COMMIT;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- an error later in the same transaction
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+BEGIN;
+SELECT dp_count(id, 'laplace(epsilon=0.01)') IS NOT NULL AS answered FROM dp_people;
+SELECT 1 / 0;
+ROLLBACK;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- a PL/pgSQL EXCEPTION block that swallows the error
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+DO $$
+DECLARE n bigint;
+BEGIN
+	BEGIN
+		SELECT dp_count(id, 'laplace(epsilon=0.01)') INTO n FROM dp_people;
+		RAISE EXCEPTION 'undo';
+	EXCEPTION WHEN OTHERS THEN
+		RAISE NOTICE 'caught: %', SQLERRM;
+	END;
+END $$;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- a cursor fetched once and closed
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+BEGIN;
+DECLARE c CURSOR FOR SELECT region, dp_count(id, 'laplace(epsilon=0.01)') FROM dp_people GROUP BY region;
+FETCH 1 FROM c \g /dev/null
+CLOSE c;
+ROLLBACK;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- PREPARE + 3 x EXECUTE: three releases, three charges
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+PREPARE cnt(dp_mechanism) AS SELECT dp_count(id, $1) IS NOT NULL AS answered FROM dp_people;
+EXECUTE cnt('laplace(epsilon=0.01)');
+EXECUTE cnt('laplace(epsilon=0.01)');
+EXECUTE cnt('laplace(epsilon=0.01)');
+DEALLOCATE cnt;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- synchronous_commit = off set by the analyst changes nothing
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+SET synchronous_commit = off;
+SELECT dp_count(id, 'laplace(epsilon=0.01)') IS NOT NULL AS answered FROM dp_people;
+RESET synchronous_commit;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- plain EXPLAIN charges nothing; estimate_cost charges nothing
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+EXPLAIN (COSTS OFF) SELECT dp_count(id, 'laplace(epsilon=0.01)') FROM dp_people;
+SELECT * FROM dp_pg.estimate_cost('SELECT dp_count(id, ''laplace(epsilon=0.25)''), dp_count(*) FROM dp_people');
+SELECT * FROM dp_pg.estimate_cost('laplace(epsilon=0.25)'::dp_mechanism);
+SELECT round(epsilon::numeric, 12) AS epsilon, delta, call_sites
+FROM dp_pg.estimate_cost('SELECT region, dp_count(id, ''gaussian(epsilon=0.5, delta=1e-8)'') FROM dp_people GROUP BY region');
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- a query's cost is the sum over its call sites; groups compose in parallel;
+-- an identical call used twice is one release
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+SELECT dp_count(id, 'laplace(epsilon=0.01)') IS NOT NULL AS a, dp_count(*) FILTER (WHERE id > 0) IS NOT NULL AS b FROM dp_people;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+SELECT count(*) AS groups FROM (SELECT region, dp_count(id, 'laplace(epsilon=0.01)') FROM dp_people GROUP BY region) s;
+SELECT n1 = n2 AS same_release FROM (SELECT dp_count(id, 'laplace(epsilon=0.01)') AS n1, dp_count(id, 'laplace(epsilon=0.01)') AS n2 FROM dp_people) s;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- failing queries charge nothing
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+SELECT dp_test.err(q) AS error FROM unnest(ARRAY[
+	'SELECT dp_count(id, ''laplace(epsilon=0)'') FROM dp_people',
+	'SELECT dp_count(id, dp_laplace(id)) FROM dp_people',
+	'SELECT dp_count(id, NULL::dp_mechanism) FROM dp_people',
+	'SELECT dp_count(*) OVER () FROM dp_people'
+]) q;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- over budget: DP001, nothing charged, nothing released
+SELECT dp_test.set_mark();
+SET ROLE dp_ana;
+SELECT dp_count(id, 'laplace(epsilon=5)') FROM dp_people;
+SELECT dp_test.err('SELECT dp_count(id, ''laplace(epsilon=5)'') FROM dp_people') AS error;
+-- what fits still runs
+SELECT dp_count(id, 'laplace(epsilon=1)') IS NOT NULL AS answered FROM dp_people;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- the analyst sees its own budget and ledger rows, nothing else, and writes nothing
+SET ROLE dp_ana;
+SELECT role, epsilon_limit, round(epsilon_spent::numeric, 9) AS epsilon_spent,
+       round(epsilon_remaining::numeric, 9) AS epsilon_remaining, charges, accounting FROM dp_pg.my_budget;
+SELECT count(*) AS rows_visible, bool_and(role = 'dp_ana'::regrole) AS own_only FROM dp_pg.ledger;
+SELECT count(*) AS budgets_visible FROM dp_pg.budgets;
+SELECT kind, epsilon, delta, detail -> 'sites' -> 0 ->> 'mechanism' AS mechanism,
+       jsonb_array_length(detail -> 'sites' -> 0 -> 'rdp') AS rdp_orders
+FROM dp_pg.ledger WHERE kind = 'charge' ORDER BY id LIMIT 1;
+SELECT dp_test.err(q) AS error FROM unnest(ARRAY[
+	'SELECT * FROM dp_pg.ledger_entries',
+	'INSERT INTO dp_pg.ledger_entries (role, kind, requested_by) VALUES (1, ''reset'', 1)',
+	'UPDATE dp_pg.ledger_entries SET epsilon = 0',
+	'DELETE FROM dp_pg.ledger_entries',
+	'TRUNCATE dp_pg.ledger_entries',
+	'UPDATE dp_pg.budget_limits SET epsilon_limit = 1000',
+	'SELECT dp_pg.set_budget(''dp_ana'', 1000, 1e-6)',
+	'SELECT dp_pg.reset_budget(''dp_ana'')',
+	'SELECT dp_pg.drop_budget(''dp_ana'')'
+]) q;
+RESET ROLE;
+
+-- team budgets: a member's queries are charged to the team
+SELECT dp_test.set_mark();
+SET ROLE dp_member;
+SELECT dp_count(id, 'laplace(epsilon=0.5)') IS NOT NULL AS answered FROM dp_people;
+SELECT role FROM dp_pg.my_budget;
+RESET ROLE;
+SELECT * FROM dp_test.since_mark('dp_team');
+
+-- SET ROLE and SECURITY DEFINER do not escape: the session user is charged
+CREATE FUNCTION dp_test.definer_count() RETURNS bigint LANGUAGE sql SECURITY DEFINER AS
+	$$ SELECT dp_count(id, 'laplace(epsilon=0.01)') FROM public.dp_people $$;
+GRANT EXECUTE ON FUNCTION dp_test.definer_count() TO PUBLIC;
+SELECT dp_test.set_mark();
+SET SESSION AUTHORIZATION dp_ana;
+SET ROLE dp_other;
+SELECT current_user, session_user;
+SELECT dp_count(id, 'laplace(epsilon=0.01)') IS NOT NULL AS answered FROM dp_people;
+SELECT dp_test.definer_count() IS NOT NULL AS answered;
+RESET ROLE;
+RESET SESSION AUTHORIZATION;
+SELECT * FROM dp_test.since_mark('dp_ana');
+
+-- set_budget arguments: 22023 / 22004, nothing changed
+SELECT dp_test.err(q) AS error FROM unnest(ARRAY[
+	'SELECT dp_pg.set_budget(''dp_ana'', ''NaN'', 1e-6)',
+	'SELECT dp_pg.set_budget(''dp_ana'', ''Infinity'', 1e-6)',
+	'SELECT dp_pg.set_budget(''dp_ana'', 0, 1e-6)',
+	'SELECT dp_pg.set_budget(''dp_ana'', -1, 1e-6)',
+	'SELECT dp_pg.set_budget(''dp_ana'', 1, 1)',
+	'SELECT dp_pg.set_budget(''dp_ana'', 1, ''NaN'')',
+	'SELECT dp_pg.set_budget(''dp_ana'', 1, 1e-6, 0)',
+	'SELECT dp_pg.set_budget(NULL, 1, 1e-6)',
+	'SELECT dp_pg.set_budget(''no_such_role'', 1, 1e-6)'
+]) q;
+SELECT epsilon_limit, delta_limit FROM dp_pg.budgets WHERE role = 'dp_ana'::regrole;
+
+-- a rho limit is a zCDP filter
+SELECT dp_pg.set_budget('dp_other', NULL, NULL, 0.02);
+SET ROLE dp_other;
+SELECT dp_count(id, 'gaussian(rho=0.015)') IS NOT NULL AS answered FROM dp_people;
+SELECT dp_test.err('SELECT dp_count(id, ''gaussian(rho=0.015)'') FROM dp_people') AS error;
+RESET ROLE;
+SELECT rho_limit, round(rho_spent::numeric, 9) AS rho_spent, epsilon_spent, charges FROM dp_pg.budgets WHERE role = 'dp_other'::regrole;
+
+-- reset (logged) and drop
+SELECT dp_pg.reset_budget('dp_ana');
+SELECT charges, epsilon_spent FROM dp_pg.budgets WHERE role = 'dp_ana'::regrole;
+SELECT kind FROM dp_pg.ledger_entries WHERE role = 'dp_ana'::regrole ORDER BY id DESC LIMIT 1;
+SELECT dp_pg.drop_budget('dp_other');
+SELECT count(*) FROM dp_pg.budgets WHERE role = 'dp_other'::regrole;

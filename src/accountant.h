@@ -1,0 +1,71 @@
+/*
+ * accountant.h — composition of privacy costs and the budget filter.
+ *
+ * Plain C (no PostgreSQL header).  See accountant.c for the theorem the
+ * filter implements.
+ */
+#ifndef DP_ACCOUNTANT_H
+#define DP_ACCOUNTANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "calibrate.h"
+
+/*
+ * The cost of one release, or the composed cost of many: its
+ * (epsilon, delta) for basic composition (epsilon = +Inf when the mechanism
+ * states none, e.g. gaussian(rho=..)), its zCDP rho, and its Rényi
+ * divergences on the fixed grid DP_RDP_ALPHAS (+Inf where unbounded).
+ */
+typedef struct DpCost
+{
+	double		epsilon;
+	double		delta;
+	double		rho;
+	double		rdp[DP_RDP_NALPHAS];
+} DpCost;
+
+/* A role's limits; NaN means "not limited". */
+typedef struct DpLimits
+{
+	double		epsilon;
+	double		delta;
+	double		rho;
+} DpLimits;
+
+/* Why a charge was refused (which limit it would break). */
+typedef enum DpRefusal
+{
+	DP_ADMIT = 0,
+	DP_REFUSE_EPSILON,
+	DP_REFUSE_DELTA,
+	DP_REFUSE_RHO
+} DpRefusal;
+
+/* Share of delta_limit given to basic composition; the rest to the Rényi grid. */
+#define DP_BASIC_DELTA_SHARE 0.5
+
+/* The zero cost. */
+extern void dp_cost_zero(DpCost *c);
+
+/* acc += c, every sum rounded up. */
+extern void dp_cost_add(DpCost *acc, const DpCost *c);
+
+/* c *= k (k >= 1 releases of the same cost), rounded up. */
+extern void dp_cost_scale(DpCost *c, double k);
+
+/*
+ * Epsilon spent at delta_limit by the filter's certificates (the smallest
+ * epsilon the filter can certify for this total); +Inf if none applies.
+ * delta_limit NaN: basic composition only (delta not limited).
+ */
+extern double dp_spent_epsilon(const DpCost *total, double delta_limit, int *method);
+
+/* Would total + charge stay within lim?  DP_ADMIT or the limit it breaks. */
+extern DpRefusal dp_admits(const DpCost *total, const DpCost *charge, const DpLimits *lim);
+
+/* Name of a certificate method returned by dp_spent_epsilon. */
+extern const char *dp_spent_method_name(int method);
+
+#endif							/* DP_ACCOUNTANT_H */

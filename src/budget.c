@@ -1,0 +1,236 @@
+/*
+ * budget.c — SQL interface of the per-role privacy budgets.
+ *
+ * set_budget / drop_budget / reset_budget are requests to the ledger worker
+ * (ledger.c): they take effect durably when they return, whatever the
+ * caller's transaction does afterwards, and each is logged in the ledger.
+ * EXECUTE on them is revoked from PUBLIC by the install script.
+ *
+ * budget_rows() reads the worker's published totals.  A superuser sees every
+ * role; anyone else sees only the roles their own queries are charged to.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "accountant.h"
+#include "agg_common.h"
+#include "cost.h"
+#include "ledger.h"
+#include "noise.h"
+
+PG_FUNCTION_INFO_V1(dp_set_budget);
+PG_FUNCTION_INFO_V1(dp_drop_budget);
+PG_FUNCTION_INFO_V1(dp_reset_budget);
+PG_FUNCTION_INFO_V1(dp_budget_rows);
+PG_FUNCTION_INFO_V1(dp_charged_roles);
+PG_FUNCTION_INFO_V1(dp_ledger_status);
+PG_FUNCTION_INFO_V1(dp_estimate_mechanism_cost);
+PG_FUNCTION_INFO_V1(dp_estimate_query_cost);
+
+/* A limit argument: NULL -> NaN (not limited); else checked. */
+static double
+DpLimitArg(FunctionCallInfo fcinfo, int argno, const char *name, bool below_one)
+{
+	double		v;
+
+	if (PG_ARGISNULL(argno))
+		return NAN;
+	v = PG_GETARG_FLOAT8(argno);
+	if (isnan(v) || isinf(v) || v <= 0.0 || (below_one && v >= 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s limit must be %s, got %g", name,
+						below_one ? "greater than 0 and less than 1" : "a finite number greater than 0", v)));
+	return v;
+}
+
+/* The role argument. */
+static Oid
+DpRoleArg(FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("role must not be null")));
+	return PG_GETARG_OID(0);
+}
+
+/* dp_pg.set_budget(role, epsilon, delta, rho): create or change a role's limits. */
+Datum
+dp_set_budget(PG_FUNCTION_ARGS)
+{
+	Oid			role = DpRoleArg(fcinfo);
+	DpLimits	lim;
+
+	lim.epsilon = DpLimitArg(fcinfo, 1, "epsilon", false);
+	lim.delta = DpLimitArg(fcinfo, 2, "delta", true);
+	lim.rho = DpLimitArg(fcinfo, 3, "rho", false);
+	DpLedgerSetBudget(role, &lim, false);
+	PG_RETURN_VOID();
+}
+
+/* dp_pg.drop_budget(role): the role is no longer an analyst; its ledger rows stay. */
+Datum
+dp_drop_budget(PG_FUNCTION_ARGS)
+{
+	DpLedgerSetBudget(DpRoleArg(fcinfo), NULL, true);
+	PG_RETURN_VOID();
+}
+
+/* dp_pg.reset_budget(role): start the role's spending from zero (logged). */
+Datum
+dp_reset_budget(PG_FUNCTION_ARGS)
+{
+	DpLedgerResetBudget(DpRoleArg(fcinfo));
+	PG_RETURN_VOID();
+}
+
+/* True if role is one the current user's queries are charged to. */
+static bool
+DpRoleVisible(Oid role, const Oid *mine, int nmine)
+{
+	for (int i = 0; i < nmine; i++)
+		if (mine[i] == role)
+			return true;
+	return false;
+}
+
+/* A float8 Datum, or NULL for NaN / Inf. */
+static Datum
+DpNullableFloat(double v, bool *isnull)
+{
+	*isnull = isnan(v) || isinf(v);
+	return *isnull ? (Datum) 0 : Float8GetDatum(v);
+}
+
+/* dp_pg.budget_rows(): one row per visible budgeted role. */
+Datum
+dp_budget_rows(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DpBudgetRow *rows;
+	int			n;
+	Oid			mine[DP_MAX_CHARGE_ROLES];
+	int			nmine = 0;
+	bool		all = superuser();
+
+	InitMaterializedSRF(fcinfo, 0);
+	n = DpLedgerBudgetRows(&rows);
+	if (!all)
+		nmine = DpLedgerChargedRoles(mine);
+	for (int i = 0; i < n; i++)
+	{
+		DpBudgetRow *r = &rows[i];
+		Datum		values[10];
+		bool		nulls[10] = {false};
+		int			method;
+		double		spent;
+
+		if (!all && !DpRoleVisible(r->role, mine, nmine))
+			continue;
+		spent = dp_spent_epsilon(&r->spent, r->limits.delta, &method);
+		values[0] = ObjectIdGetDatum(r->role);
+		values[1] = DpNullableFloat(r->limits.epsilon, &nulls[1]);
+		values[2] = DpNullableFloat(r->limits.delta, &nulls[2]);
+		values[3] = DpNullableFloat(r->limits.rho, &nulls[3]);
+		if (r->charges == 0)
+		{
+			spent = 0.0;
+			method = 0;
+		}
+		values[4] = DpNullableFloat(spent, &nulls[4]);
+		values[5] = Float8GetDatum(r->spent.delta);
+		values[6] = DpNullableFloat(r->spent.rho, &nulls[6]);
+		if (isnan(r->limits.epsilon))
+			nulls[7] = true;
+		else
+			values[7] = Float8GetDatum(spent >= r->limits.epsilon ? 0.0 : r->limits.epsilon - spent);
+		values[8] = Int64GetDatum(r->charges);
+		values[9] = CStringGetTextDatum(r->charges == 0 ? "none" : dp_spent_method_name(method));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* dp_pg.charged_roles(): the budgeted roles the current user's queries are charged to. */
+Datum
+dp_charged_roles(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			roles[DP_MAX_CHARGE_ROLES];
+	int			n;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	n = DpLedgerChargedRoles(roles);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		v = ObjectIdGetDatum(roles[i]);
+		bool		isnull = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &v, &isnull);
+	}
+	return (Datum) 0;
+}
+
+/* dp_pg.ledger_status(): 'ready' once the ledger worker accepts requests. */
+Datum
+dp_ledger_status(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(DpLedgerReady() ? "ready" : "not ready"));
+}
+
+/* The (epsilon, delta, rho, call_sites) record of a cost. */
+static Datum
+DpCostRecord(FunctionCallInfo fcinfo, const DpCost *c, int sites)
+{
+	TupleDesc	tupdesc;
+	Datum		values[4];
+	bool		nulls[4] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = DpNullableFloat(c->epsilon, &nulls[0]);
+	values[1] = Float8GetDatum(c->delta);
+	values[2] = DpNullableFloat(c->rho, &nulls[2]);
+	values[3] = Int32GetDatum(sites);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/* dp_pg.estimate_cost(mech, sensitivity): what one release with this mechanism costs. */
+Datum
+dp_estimate_mechanism_cost(PG_FUNCTION_ARGS)
+{
+	DpMechanism *mech = (DpMechanism *) PG_GETARG_POINTER(0);
+	double		sensitivity = PG_GETARG_FLOAT8(1);
+	DpNoisePlan plan;
+	DpCost		c;
+	char		err[256];
+
+	if (!dp_noise_plan_real(&plan, mech, sensitivity, err, sizeof(err)))
+		DpReportMechanismError(err);
+	c.epsilon = plan.epsilon;
+	c.delta = plan.delta;
+	c.rho = plan.rho;
+	memcpy(c.rdp, plan.rdp, sizeof(c.rdp));
+	return DpCostRecord(fcinfo, &c, 1);
+}
+
+/* dp_pg.estimate_cost(query): what running the query would cost, without charging. */
+Datum
+dp_estimate_query_cost(PG_FUNCTION_ARGS)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	DpCost		c;
+	int			n;
+
+	DpRequirePreload();
+	n = DpEstimateQueryCost(query, &c);
+	return DpCostRecord(fcinfo, &c, n);
+}
