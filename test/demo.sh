@@ -24,7 +24,7 @@ psql_demo() {
 
 echo "=== dp_pg demo: cluster in $SCRATCH, port $DP_PORT"
 psql_demo -q <<'SQL'
-SELECT setseed(0.42);
+SELECT setseed(0.42) \g /dev/null
 CREATE TABLE people AS
 SELECT g AS id,
        18 + (random() * 72)::int AS age,
@@ -57,5 +57,35 @@ EXECUTE by_age('laplace(epsilon=1)');
 
 \echo '--- Even an empty selection gets a noisy answer (never NULL)'
 SELECT dp_count(*) AS dp_answer, count(*) AS true_answer FROM people WHERE age > 200;
+
+\echo '--- Other noise: Gaussian and OSGT (what each costs and how noisy it is)'
+SELECT dp_count(id, 'gaussian(epsilon=0.5, delta=1e-8)') AS dp_gaussian,
+       dp_count(id, 'osgt(epsilon=0.5, delta=1e-8)') AS dp_osgt, count(*) AS true_answer
+FROM people WHERE region = 'north';
+SELECT mech AS mechanism, round(c.sigma::numeric, 3) AS sigma, round(c.m::numeric, 3) AS offset_m,
+       round(sqrt(c.variance)::numeric, 3) AS stddev
+FROM unnest(ARRAY['gaussian(epsilon=0.5, delta=1e-8)', 'osgt(epsilon=0.5, delta=1e-8)']::dp_mechanism[]) mech,
+     dp_pg.calibrate(mech, 1) c;
+
+\echo '--- A budget for an analyst: epsilon 2, delta 1e-6'
+CREATE ROLE analyst LOGIN;
+GRANT SELECT ON people TO analyst;
+SELECT dp_pg.set_budget('analyst', 2, 1e-6);
+SET ROLE analyst;
+SELECT * FROM dp_pg.estimate_cost('SELECT region, dp_count(id, ''laplace(epsilon=0.5)'') FROM people GROUP BY region');
+SELECT region, dp_count(id, 'laplace(epsilon=0.5)') AS dp_answer FROM people GROUP BY region ORDER BY region;
+BEGIN;
+SELECT dp_count(id, 'laplace(epsilon=0.5)') AS dp_answer FROM people WHERE sensitive;
+ROLLBACK;
+\echo '(the rolled-back query was charged all the same)'
+SELECT role, epsilon_limit, round(epsilon_spent::numeric, 4) AS epsilon_spent,
+       round(epsilon_remaining::numeric, 4) AS epsilon_remaining, charges, accounting FROM dp_pg.my_budget;
+\echo '--- Asking for more than is left: DP001, nothing charged, nothing released'
+\set ON_ERROR_STOP 0
+SELECT dp_count(id, 'laplace(epsilon=1.5)') FROM people;
+\set ON_ERROR_STOP 1
+RESET ROLE;
+\echo '--- The ledger (what the DBA sees)'
+SELECT id, role, kind, round(epsilon::numeric, 4) AS epsilon, left(query, 60) AS query FROM dp_pg.ledger ORDER BY id;
 SQL
 echo "=== dp_pg demo done"
