@@ -37,7 +37,8 @@ $$;
 
 -- the rollback matrix (sql/rollback_matrix.inc) for each aggregate
 \getenv abs_srcdir PG_ABS_SRCDIR
-\set matrix :abs_srcdir '/sql/rollback_matrix.inc'
+\cd :abs_srcdir
+\set matrix 'sql/rollback_matrix.inc'
 \set q 'SELECT dp_count(id, ''laplace(epsilon=0.01)'') FROM dp_people'
 \i :matrix
 \set q 'SELECT dp_sum(id, 0, 1000, ''laplace(epsilon=0.01)'') FROM dp_people'
