@@ -82,6 +82,7 @@
 typedef enum DpSlotState
 {
 	DP_SLOT_FREE = 0,
+	DP_SLOT_FILLING,			/* taken by a requester, being filled */
 	DP_SLOT_PENDING,			/* filled, waiting for the worker */
 	DP_SLOT_WORKING,			/* taken by the worker */
 	DP_SLOT_DONE				/* verdict written */
@@ -336,7 +337,9 @@ int
 DpLedgerChargedRoles(Oid *roles)
 {
 	Oid			users[3];
-	volatile int n = 0;
+	Oid		   *budgeted;
+	int			nbudgeted = 0;
+	int			n = 0;
 	HASH_SEQ_STATUS seq;
 	DpBudgetEntry *e;
 
@@ -345,25 +348,22 @@ DpLedgerChargedRoles(Oid *roles)
 	users[1] = GetOuterUserId();
 	users[2] = GetUserId();
 
+	/* copy the budgeted roles, then check memberships without the lock */
 	LWLockAcquire(ledger->lock, LW_SHARED);
-	PG_TRY();
-	{
-		hash_seq_init(&seq, budgets);
-		while ((e = hash_seq_search(&seq)) != NULL)
-		{
-			for (int u = 0; u < 3; u++)
-				if (users[u] == e->role || is_member_of_role_nosuper(users[u], e->role))
-				{
-					n = DpAddRole(roles, n, e->role);
-					break;
-				}
-		}
-	}
-	PG_FINALLY();
-	{
-		LWLockRelease(ledger->lock);
-	}
-	PG_END_TRY();
+	budgeted = palloc(sizeof(Oid) * Max(hash_get_num_entries(budgets), 1));
+	hash_seq_init(&seq, budgets);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		budgeted[nbudgeted++] = e->role;
+	LWLockRelease(ledger->lock);
+
+	for (int b = 0; b < nbudgeted; b++)
+		for (int u = 0; u < 3; u++)
+			if (users[u] == budgeted[b] || is_member_of_role_nosuper(users[u], budgeted[b]))
+			{
+				n = DpAddRole(roles, n, budgeted[b]);
+				break;
+			}
+	pfree(budgeted);
 	return n;
 }
 
@@ -389,7 +389,7 @@ DpLedgerTakeSlot(void)
 
 			if (slot->state == DP_SLOT_FREE)
 			{
-				slot->state = DP_SLOT_PENDING;
+				slot->state = DP_SLOT_FILLING;
 				slot->abandoned = false;
 				slot->verdict = 0;
 				LWLockRelease(ledger->lock);
@@ -411,7 +411,7 @@ DpLedgerTakeSlot(void)
 
 /*
  * Submit the request in slot i and wait for its verdict.  The slot must have
- * been filled (its state is PENDING).  On return the slot is FREE again and
+ * been filled (its state is FILLING).  On return the slot is FREE again and
  * *out holds a copy of it.
  */
 static void
@@ -421,7 +421,8 @@ DpLedgerSubmit(int i, DpLedgerSlot *out)
 	TimestampTz start = GetCurrentTimestamp();
 	volatile bool done = false;
 
-	LWLockAcquire(ledger->lock, LW_SHARED);
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	slot->state = DP_SLOT_PENDING;
 	if (ledger->worker_latch)
 		SetLatch(ledger->worker_latch);
 	LWLockRelease(ledger->lock);
@@ -502,7 +503,7 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 	DpDebugPause("before_charge");
 	i = DpLedgerTakeSlot();
 	slot = &ledger->slots[i];
-	/* the slot is ours (PENDING, not yet announced): fill it without the lock */
+	/* the slot is ours (FILLING: the worker ignores it): fill it without the lock */
 	slot->kind = DP_REQ_CHARGE;
 	slot->requested_by = GetSessionUserId();
 	slot->nroles = nroles;
@@ -516,7 +517,6 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 		strcpy(slot->detail, detail);
 	else
 		strcpy(slot->detail, "{\"truncated\": true}");
-	pg_write_barrier();
 
 	DpLedgerSubmit(i, &result);
 
@@ -556,7 +556,6 @@ DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
 		slot->limits = *limits;
 	slot->query[0] = '\0';
 	strcpy(slot->detail, "{}");
-	pg_write_barrier();
 	DpLedgerSubmit(i, &result);
 	if (result.verdict != DP_VERDICT_OK)
 		ereport(ERROR,
@@ -1000,7 +999,6 @@ DpWorkerBatch(void)
 	LWLockRelease(ledger->lock);
 	if (nbatch == 0)
 		return false;
-	pg_read_barrier();
 
 	batch_cxt = AllocSetContextCreate(TopMemoryContext, "dp_pg ledger batch", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(batch_cxt);
@@ -1021,6 +1019,14 @@ DpWorkerBatch(void)
 		SPI_finish();
 		PopActiveSnapshot();
 		DpDebugPause("worker_before_commit");
+
+		/*
+		 * From the commit to the published verdicts nothing may interrupt us:
+		 * a worker that exited in between would leave committed charges in
+		 * slots that its successor would charge again.  (A crash instead
+		 * restarts every backend and wipes the slots.)
+		 */
+		HOLD_INTERRUPTS();
 		CommitTransactionCommand();
 		DpDebugPause("worker_after_commit");
 		pgstat_report_activity(STATE_IDLE, NULL);
@@ -1062,6 +1068,8 @@ DpWorkerBatch(void)
 			slot->state = DP_SLOT_DONE;
 	}
 	LWLockRelease(ledger->lock);
+	if (InterruptHoldoffCount > 0)
+		RESUME_INTERRUPTS();
 	for (int b = 0; b < nbatch; b++)
 		ConditionVariableBroadcast(&ledger->slots[batch[b]].cv);
 	ConditionVariableBroadcast(&ledger->slot_freed);
