@@ -13,16 +13,24 @@ OBJS = \
 	src/sample.o \
 	src/agg_common.o \
 	src/cost.o \
-	src/agg_count.o
+	src/agg_count.o \
+	src/agg_state.o \
+	src/fixedsum.o \
+	src/agg_sum.o \
+	src/agg_histogram.o \
+	src/postprocess.o \
+	src/accountant.o \
+	src/ledger.o \
+	src/budget.o
 
 DATA = $(wildcard sql/dp_pg--*.sql)
 
 # pg_regress inputs live in sql/, outputs in expected/ (run against a server
 # that preloads dp_pg: test/all.sh starts one).
-REGRESS = mechanism calibration dp_count gucs parallel
+REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram postprocess agg_stats
 REGRESS_OPTS = --load-extension=dp_pg
 
-ISOLATION = count_snapshot
+ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
 SHLIB_LINK += -lcrypto -lm

@@ -86,6 +86,86 @@ CREATE AGGREGATE dp_count("any", dp_mechanism) (
 COMMENT ON AGGREGATE dp_count("any", dp_mechanism) IS 'noisy count of non-null values';
 
 --
+-- Budgets and the ledger.  The ledger worker (dp_pg.ledger_database) is the
+-- only writer of these tables; budgets are cluster-wide.
+--
+CREATE TABLE dp_pg.budget_limits (
+	role oid PRIMARY KEY,
+	epsilon_limit float8 CHECK (epsilon_limit > 0 AND epsilon_limit < 'Infinity'),
+	delta_limit float8 CHECK (delta_limit > 0 AND delta_limit < 1),
+	rho_limit float8 CHECK (rho_limit > 0 AND rho_limit < 'Infinity'),
+	updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE dp_pg.ledger_entries (
+	id bigserial PRIMARY KEY,
+	role oid NOT NULL,
+	kind text NOT NULL CHECK (kind IN ('charge', 'limit', 'remove', 'reset')),
+	charged_at timestamptz NOT NULL DEFAULT now(),
+	requested_by oid NOT NULL,
+	query text,
+	epsilon float8 CHECK (epsilon >= 0 AND epsilon < 'Infinity'),
+	delta float8 CHECK (delta >= 0 AND delta < 1),
+	rho float8 CHECK (rho >= 0 AND rho < 'Infinity'),
+	rdp float8[] CHECK (0 <= ALL (rdp) AND 'Infinity' > ALL (rdp)),
+	detail jsonb,
+	-- a charge states (epsilon, delta) and/or rho and/or a Renyi curve; NULL = none (infinite)
+	CHECK (kind <> 'charge' OR ((epsilon IS NOT NULL OR rho IS NOT NULL OR rdp IS NOT NULL)
+	                            AND (epsilon IS NULL OR delta IS NOT NULL)))
+);
+CREATE INDEX ON dp_pg.ledger_entries (role, id);
+REVOKE ALL ON dp_pg.budget_limits, dp_pg.ledger_entries FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.budget_limits', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.ledger_entries', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.ledger_entries_id_seq', '');
+
+CREATE FUNCTION dp_pg.set_budget(role regrole, epsilon float8, delta float8, rho float8 DEFAULT NULL)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_set_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.set_budget(regrole, float8, float8, float8) IS
+	'create or change a role''s privacy budget (NULL: not limited); durable at once, logged';
+CREATE FUNCTION dp_pg.drop_budget(role regrole)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_drop_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.drop_budget(regrole) IS 'remove a role''s budget (its ledger rows stay); logged';
+CREATE FUNCTION dp_pg.reset_budget(role regrole)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_reset_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.reset_budget(regrole) IS 'start a role''s spending from zero; logged';
+REVOKE EXECUTE ON FUNCTION dp_pg.set_budget(regrole, float8, float8, float8),
+	dp_pg.drop_budget(regrole), dp_pg.reset_budget(regrole) FROM PUBLIC;
+
+CREATE FUNCTION dp_pg.budget_rows(OUT role regrole, OUT epsilon_limit float8, OUT delta_limit float8,
+	OUT rho_limit float8, OUT epsilon_spent float8, OUT delta_spent float8, OUT rho_spent float8,
+	OUT epsilon_remaining float8, OUT charges bigint, OUT accounting text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_budget_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_pg.charged_roles() RETURNS SETOF regrole
+	AS 'MODULE_PATHNAME', 'dp_charged_roles' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.charged_roles() IS 'the budgeted roles the current user''s queries are charged to';
+CREATE FUNCTION dp_pg.ledger_status() RETURNS text
+	AS 'MODULE_PATHNAME', 'dp_ledger_status' LANGUAGE C VOLATILE;
+
+CREATE VIEW dp_pg.budgets AS SELECT * FROM dp_pg.budget_rows();
+COMMENT ON VIEW dp_pg.budgets IS 'one row per role with a budget (non-superusers: their own roles only)';
+CREATE VIEW dp_pg.my_budget AS
+	SELECT * FROM dp_pg.budget_rows() WHERE role IN (SELECT dp_pg.charged_roles());
+COMMENT ON VIEW dp_pg.my_budget IS 'the budgets the current user''s queries are charged to';
+CREATE VIEW dp_pg.ledger WITH (security_barrier) AS
+	SELECT id, role::regrole AS role, kind, charged_at, requested_by::regrole AS requested_by,
+	       query, epsilon, delta, rho, rdp, detail
+	FROM dp_pg.ledger_entries
+	WHERE (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user)
+	   OR role IN (SELECT dp_pg.charged_roles());
+COMMENT ON VIEW dp_pg.ledger IS 'one row per charge and budget change (non-superusers: their own roles only)';
+GRANT USAGE ON SCHEMA dp_pg TO PUBLIC;
+GRANT SELECT ON dp_pg.budgets, dp_pg.my_budget, dp_pg.ledger TO PUBLIC;
+
+CREATE FUNCTION dp_pg.estimate_cost(mech dp_mechanism, sensitivity float8 DEFAULT 1,
+	OUT epsilon float8, OUT delta float8, OUT rho float8, OUT call_sites int)
+	AS 'MODULE_PATHNAME', 'dp_estimate_mechanism_cost' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.estimate_cost(dp_mechanism, float8) IS 'cost of one release with this mechanism (no charge)';
+CREATE FUNCTION dp_pg.estimate_cost(query text,
+	OUT epsilon float8, OUT delta float8, OUT rho float8, OUT call_sites int)
+	AS 'MODULE_PATHNAME', 'dp_estimate_query_cost' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.estimate_cost(text) IS 'cost of running a SELECT (no charge, nothing executed)';
+
+--
 -- Inspection and accuracy helpers: public parameters only, free (no charge)
 --
 CREATE FUNCTION dp_pg.calibrate(mech dp_mechanism, sensitivity float8,
@@ -113,3 +193,214 @@ CREATE FUNCTION dp_confidence_interval(value float8, mech dp_mechanism, sensitiv
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_confidence_interval(float8, dp_mechanism, float8, float8) IS
 	'interval that covers the true answer with probability at least level';
+
+--
+-- dp_sum, dp_avg (src/agg_sum.c): values clamped to [lower, upper], exact
+-- accumulation (int8 / int128 / fixed point / numeric), noise added once in
+-- the final function.  Bounds and mechanism are constant for the query.
+--
+CREATE FUNCTION dp_sum_int2_trans(int8, int2, int2, int2, dp_mechanism) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int4_trans(int8, int4, int4, int4, dp_mechanism) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int_final(int8) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE AGGREGATE dp_sum(int2, int2, int2, dp_mechanism) (
+	SFUNC = dp_sum_int2_trans,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_sum_int_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(int2, int2, int2, dp_mechanism) IS 'noisy sum of values clamped to [lower, upper]';
+CREATE AGGREGATE dp_sum(int4, int4, int4, dp_mechanism) (
+	SFUNC = dp_sum_int4_trans,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_sum_int_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(int4, int4, int4, dp_mechanism) IS 'noisy sum of values clamped to [lower, upper]';
+
+CREATE FUNCTION dp_sum_fixed_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_fixed_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION dp_sum_int8_trans(internal, int8, int8, int8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int8_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int8_final(internal) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(int8, int8, int8, dp_mechanism) (
+	SFUNC = dp_sum_int8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_int8_deserialize,
+	FINALFUNC = dp_sum_int8_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(int8, int8, int8, dp_mechanism) IS 'noisy sum of values clamped to [lower, upper]';
+
+CREATE FUNCTION dp_sum_float8_trans(internal, float8, float8, float8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_float8_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_float8_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(float8, float8, float8, dp_mechanism) (
+	SFUNC = dp_sum_float8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_float8_deserialize,
+	FINALFUNC = dp_sum_float8_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(float8, float8, float8, dp_mechanism) IS
+	'noisy sum of values clamped to [lower, upper] (exact fixed point, power-of-two lattice noise)';
+
+-- numeric: PostgreSQL's own exact sum(numeric) state and its combine/serialize/deserialize
+CREATE FUNCTION dp_sum_numeric_trans(internal, numeric, numeric, numeric, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_numeric_final(internal) RETURNS numeric
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(numeric, numeric, numeric, dp_mechanism) (
+	SFUNC = dp_sum_numeric_trans,
+	STYPE = internal,
+	SSPACE = 128,
+	COMBINEFUNC = pg_catalog.numeric_avg_combine,
+	SERIALFUNC = pg_catalog.numeric_avg_serialize,
+	DESERIALFUNC = pg_catalog.numeric_avg_deserialize,
+	FINALFUNC = dp_sum_numeric_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(numeric, numeric, numeric, dp_mechanism) IS 'noisy sum of values clamped to [lower, upper]';
+
+CREATE FUNCTION dp_avg_trans(internal, float8, float8, float8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_avg_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_avg_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_avg(float8, float8, float8, dp_mechanism) (
+	SFUNC = dp_avg_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_avg_deserialize,
+	FINALFUNC = dp_avg_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_avg(float8, float8, float8, dp_mechanism) IS
+	'noisy mean of values clamped to [lower, upper]: half the budget on the sum, half on the count';
+
+--
+-- dp_histogram (src/agg_histogram.c): jsonb {"label": noisy count}; one
+-- release per call (disjoint bins: sensitivity 1 per bin)
+--
+CREATE FUNCTION dp_histogram_counts_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_counts_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_counts_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION dp_histogram_bins_trans(internal, anycompatible, anycompatiblearray, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_bins_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_histogram(anycompatible, anycompatiblearray, dp_mechanism) (
+	SFUNC = dp_histogram_bins_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_counts_combine,
+	SERIALFUNC = dp_histogram_counts_serialize,
+	DESERIALFUNC = dp_histogram_counts_deserialize,
+	FINALFUNC = dp_histogram_bins_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_histogram(anycompatible, anycompatiblearray, dp_mechanism) IS
+	'noisy count per public bin (every listed bin, unlisted keys ignored)';
+
+CREATE FUNCTION dp_histogram_width_trans(internal, float8, float8, float8, int4, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_width_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_histogram(float8, float8, float8, int4, dp_mechanism) (
+	SFUNC = dp_histogram_width_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_counts_combine,
+	SERIALFUNC = dp_histogram_counts_serialize,
+	DESERIALFUNC = dp_histogram_counts_deserialize,
+	FINALFUNC = dp_histogram_width_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_histogram(float8, float8, float8, int4, dp_mechanism) IS
+	'noisy count per equal-width bin [a,b) of [lower, upper) (out-of-range values in the edge bins)';
+
+CREATE FUNCTION dp_histogram_keys_trans(internal, anyelement, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_keys_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_keys_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_keys_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_keys_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_histogram(anyelement, dp_mechanism) (
+	SFUNC = dp_histogram_keys_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize,
+	DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_histogram_keys_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_histogram(anyelement, dp_mechanism) IS
+	'noisy count per key, releasing only keys that pass private partition selection (needs a delta)';
+
+CREATE FUNCTION dp_pg.partition_threshold(mech dp_mechanism) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'dp_partition_threshold' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.partition_threshold(dp_mechanism) IS
+	'dp_histogram(key, mech) releases a key iff its noisy count is at least this';
+
+--
+-- Post-processing (src/postprocess.c): public information only, free
+--
+CREATE FUNCTION dp_nonnegative(value bigint) RETURNS bigint
+	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS 'SELECT greatest(value, 0)';
+CREATE FUNCTION dp_nonnegative(value float8) RETURNS float8
+	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS 'SELECT greatest(value, 0)';
+CREATE FUNCTION dp_nonnegative(value numeric) RETURNS numeric
+	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS 'SELECT greatest(value, 0)';
+CREATE FUNCTION dp_nonnegative(released jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_nonnegative_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_nonnegative(jsonb) IS 'every value of a released histogram clamped at 0';
+CREATE FUNCTION dp_round(released jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_round_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_round(jsonb) IS 'every value of a released histogram rounded to an integer';
+CREATE FUNCTION dp_james_stein(released jsonb, mech dp_mechanism, sensitivity float8 DEFAULT 1) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_james_stein_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_james_stein(jsonb, dp_mechanism, float8) IS
+	'positive-part James-Stein shrinkage of a released histogram, given the mechanism that produced it';
+CREATE FUNCTION dp_james_stein(released float8[], mech dp_mechanism, sensitivity float8 DEFAULT 1) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'dp_james_stein_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_james_stein(float8[], dp_mechanism, float8) IS
+	'positive-part James-Stein shrinkage of released values, given the mechanism and sensitivity';
+CREATE FUNCTION dp_soft_threshold(released jsonb, mech dp_mechanism, sensitivity float8 DEFAULT 1) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_soft_threshold_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_soft_threshold(jsonb, dp_mechanism, float8) IS
+	'soft thresholding of a released histogram at the universal threshold of its noise';
+CREATE FUNCTION dp_soft_threshold(released float8[], mech dp_mechanism, sensitivity float8 DEFAULT 1) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'dp_soft_threshold_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_soft_threshold(float8[], dp_mechanism, float8) IS
+	'soft thresholding of released values at the universal threshold of their noise';

@@ -39,6 +39,14 @@ extern DpRng *DpBackendRng(void);
 /* The aggregate kinds (agg_*.c). */
 extern const DpAggKind dp_count_star_kind;
 extern const DpAggKind dp_count_kind;
+extern const DpAggKind dp_sum_int_kind;
+extern const DpAggKind dp_sum_int8_kind;
+extern const DpAggKind dp_sum_float8_kind;
+extern const DpAggKind dp_sum_numeric_kind;
+extern const DpAggKind dp_avg_kind;
+extern const DpAggKind dp_histogram_bins_kind;
+extern const DpAggKind dp_histogram_width_kind;
+extern const DpAggKind dp_histogram_keys_kind;
 
 /* Throw 22023 for a mechanism error message from the plain-C core. */
 extern void DpReportMechanismError(const char *err) pg_attribute_noreturn();

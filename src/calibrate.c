@@ -184,6 +184,27 @@ dp_norm_log_q(double x)
 	return -0.5 * x * x - DP_LN_SQRT2PI + log(dp_mills(x));
 }
 
+/* Smallest x in [-60, 60] (to bisection precision, never below) with log Q(x) <= target. */
+double
+dp_norm_log_q_inv(double target)
+{
+	double		lo = -60.0;
+	double		hi = 60.0;
+
+	if (dp_norm_log_q(lo) <= target)
+		return lo;
+	for (int i = 0; i < 200; i++)
+	{
+		double		mid = 0.5 * (lo + hi);
+
+		if (dp_norm_log_q(mid) > target)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
 /* g(x) = 1 - x M(x) = -M'(x) > 0, without cancellation for large x. */
 static double
 mills_g(double x)

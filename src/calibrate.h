@@ -69,6 +69,9 @@ extern double dp_norm_q(double x);
 /* ln Q(x), accurate far into the tail. */
 extern double dp_norm_log_q(double x);
 
+/* Smallest x in [-60, 60] (to bisection precision, never below) with log Q(x) <= target. */
+extern double dp_norm_log_q_inv(double target);
+
 /* Mills ratio Q(x)/phi(x) (a scaled complementary error function). */
 extern double dp_mills(double x);
 

@@ -18,6 +18,13 @@
  * The sites live in the query's memory context and are unlinked when it is
  * deleted.  EXPLAIN without ANALYZE plans nothing and runs nothing.
  *
+ * Then, in the leader (never in a parallel worker, whose leader charged the
+ * whole plan), the query's cost — the sequential composition of its call
+ * sites; the groups of one call compose in parallel — is charged to every
+ * budgeted role the query runs for (ledger.c), durably and before the first
+ * row is produced.  A refused charge is an ERROR before execution: nothing
+ * is released.  Only then are the sites marked charged.
+ *
  * Final functions look their call site up by the Aggref pointer they run for
  * (AggGetAggref).  A final function with no planned site releases nothing:
  * that is the fail-closed path for aggregates that did not go through this
@@ -28,6 +35,8 @@
  * dp aggregates as window functions and under GROUPING SETS / ROLLUP / CUBE.
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "access/htup_details.h"
 #include "catalog/dependency.h"
@@ -43,9 +52,16 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
+#include "access/parallel.h"
+#include "lib/stringinfo.h"
+#include "parser/analyze.h"
+#include "tcop/tcopprot.h"
+#include "utils/snapmgr.h"
+
 #include "agg_common.h"
 #include "cost.h"
 #include "guc.h"
+#include "ledger.h"
 
 /* The call sites of one running query. */
 typedef struct DpQuerySites
@@ -63,6 +79,10 @@ typedef struct DpKindCacheEntry
 } DpKindCacheEntry;
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+/* set while DpEstimateQueryCost plans a query: compose, do not charge */
+static bool estimate_only = false;
+static DpCost estimate_total;
+static int	estimate_sites = 0;
 static DpQuerySites *active_queries = NULL;
 static HTAB *kind_cache = NULL;
 
@@ -70,6 +90,14 @@ static HTAB *kind_cache = NULL;
 static const DpAggKind *const all_kinds[] = {
 	&dp_count_star_kind,
 	&dp_count_kind,
+	&dp_sum_int_kind,
+	&dp_sum_int8_kind,
+	&dp_sum_float8_kind,
+	&dp_sum_numeric_kind,
+	&dp_avg_kind,
+	&dp_histogram_bins_kind,
+	&dp_histogram_width_kind,
+	&dp_histogram_keys_kind,
 };
 
 /* Forget cached aggregate kinds when pg_proc changes. */
@@ -252,6 +280,11 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 	}
 	kind->plan(site, values, nulls);
 	FreeExprContext(econtext, true);
+
+	site->cost.epsilon = site->plan.epsilon;
+	site->cost.delta = site->plan.delta;
+	site->cost.rho = site->plan.rho;
+	memcpy(site->cost.rdp, site->plan.rdp, sizeof(site->cost.rdp));
 	return site;
 }
 
@@ -331,6 +364,7 @@ DpFindCallSites(PlanState *ps, void *context)
 
 					*alias = *dup;
 					alias->aggref = aggref;
+					alias->duplicate = true;
 					cxt->sites = lappend(cxt->sites, alias);
 					continue;
 				}
@@ -342,6 +376,172 @@ DpFindCallSites(PlanState *ps, void *context)
 	if (IsA(ps, WindowAggState))
 		DpRejectWindowCalls((Node *) ps->plan->targetlist, NULL);
 	return planstate_tree_walker(ps, DpFindCallSites, context);
+}
+
+/* Append a double to a JSON text (null for NaN / Inf). */
+static void
+DpJsonNumber(StringInfo buf, double v)
+{
+	if (isnan(v) || isinf(v))
+		appendStringInfoString(buf, "null");
+	else
+		appendStringInfo(buf, "%.17g", v);
+}
+
+/* The composed cost of the distinct call sites (and their count). */
+static int
+DpComposeSites(List *sites, DpCost *total)
+{
+	ListCell   *lc;
+	int			n = 0;
+
+	dp_cost_zero(total);
+	foreach(lc, sites)
+	{
+		DpCallSite *s = lfirst(lc);
+
+		if (s->duplicate)
+			continue;
+		dp_cost_add(total, &s->cost);
+		n++;
+	}
+	return n;
+}
+
+/* The ledger's detail: each call site with its mechanism, sensitivity, noise and Rényi curve. */
+static char *
+DpChargeDetail(List *sites)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"alphas\": [");
+	for (int i = 0; i < DP_RDP_NALPHAS; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		DpJsonNumber(&buf, DP_RDP_ALPHAS[i]);
+	}
+	appendStringInfoString(&buf, "], \"sites\": [");
+	foreach(lc, sites)
+	{
+		DpCallSite *s = lfirst(lc);
+		char		mech[DP_MECH_TEXT_LEN];
+
+		if (s->duplicate)
+			continue;
+		dp_mechanism_format(&s->mech, mech, sizeof(mech));
+		if (!first)
+			appendStringInfoString(&buf, ", ");
+		first = false;
+		appendStringInfo(&buf, "{\"aggregate\": \"%s\", \"mechanism\": \"%s\", \"l1\": %lld, \"l2\": %lld, \"lattice_exp\": %d",
+						 s->kind->name, mech, s->plan.l1, s->plan.l2, s->plan.lattice_exp);
+		appendStringInfoString(&buf, ", \"scale\": ");
+		DpJsonNumber(&buf, s->plan.scale);
+		appendStringInfoString(&buf, ", \"sigma\": ");
+		DpJsonNumber(&buf, s->plan.sigma);
+		appendStringInfoString(&buf, ", \"m\": ");
+		DpJsonNumber(&buf, s->plan.m);
+		appendStringInfoString(&buf, ", \"epsilon\": ");
+		DpJsonNumber(&buf, s->cost.epsilon);
+		appendStringInfoString(&buf, ", \"delta\": ");
+		DpJsonNumber(&buf, s->cost.delta);
+		appendStringInfoString(&buf, ", \"rho\": ");
+		DpJsonNumber(&buf, s->cost.rho);
+		appendStringInfoString(&buf, ", \"rdp\": [");
+		for (int i = 0; i < DP_RDP_NALPHAS; i++)
+		{
+			if (i > 0)
+				appendStringInfoString(&buf, ", ");
+			DpJsonNumber(&buf, s->cost.rdp[i]);
+		}
+		appendStringInfoString(&buf, "]}");
+	}
+	appendStringInfoString(&buf, "]}");
+	return buf.data;
+}
+
+/* Charge the query's cost (leader only) and mark its sites charged. */
+static void
+DpChargeQuery(QueryDesc *queryDesc, List *sites)
+{
+	ListCell   *lc;
+
+	if (!IsParallelWorker())
+	{
+		Oid			roles[DP_MAX_CHARGE_ROLES];
+		int			nroles = DpLedgerChargedRoles(roles);
+
+		if (nroles > 0)
+		{
+			DpCost		total;
+
+			DpComposeSites(sites, &total);
+			DpLedgerCharge(roles, nroles, &total, queryDesc->sourceText, DpChargeDetail(sites));
+			DpDebugPause("before_release");
+		}
+	}
+	foreach(lc, sites)
+		((DpCallSite *) lfirst(lc))->charged = true;
+}
+
+/* EXPLAIN-only start of a query planned by DpEstimateQueryCost: compose its cost. */
+static void
+DpEstimatePlanned(QueryDesc *queryDesc)
+{
+	DpWalkContext cxt;
+	MemoryContext old = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
+
+	cxt.estate = queryDesc->estate;
+	cxt.sites = NIL;
+	DpFindCallSites(queryDesc->planstate, &cxt);
+	estimate_sites = DpComposeSites(cxt.sites, &estimate_total);
+	MemoryContextSwitchTo(old);
+}
+
+/* What a query would cost, without charging (see cost.h). */
+int
+DpEstimateQueryCost(const char *query, DpCost *total)
+{
+	List	   *raw;
+	RawStmt    *stmt;
+	List	   *querytrees;
+	PlannedStmt *plan;
+	QueryDesc  *qd;
+
+	raw = pg_parse_query(query);
+	if (list_length(raw) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("estimate_cost takes exactly one statement")));
+	stmt = linitial_node(RawStmt, raw);
+	querytrees = pg_analyze_and_rewrite_fixedparams(stmt, query, NULL, 0, NULL);
+	if (list_length(querytrees) != 1 || linitial_node(Query, querytrees)->commandType != CMD_SELECT ||
+		linitial_node(Query, querytrees)->utilityStmt != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("estimate_cost takes one SELECT statement")));
+	plan = pg_plan_query(linitial_node(Query, querytrees), query, CURSOR_OPT_PARALLEL_OK, NULL);
+	qd = CreateQueryDesc(plan, query, GetActiveSnapshot(), InvalidSnapshot,
+						 None_Receiver, NULL, NULL, 0);
+	estimate_only = true;
+	estimate_sites = 0;
+	dp_cost_zero(&estimate_total);
+	PG_TRY();
+	{
+		ExecutorStart(qd, EXEC_FLAG_EXPLAIN_ONLY);
+	}
+	PG_FINALLY();
+	{
+		estimate_only = false;
+	}
+	PG_END_TRY();
+	ExecutorEnd(qd);
+	FreeQueryDesc(qd);
+	*total = estimate_total;
+	return estimate_sites;
 }
 
 /* Memory-context callback: unlink a finished query's sites. */
@@ -371,13 +571,21 @@ DpExecutorStart(QueryDesc *queryDesc, int eflags)
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 
-	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || queryDesc->planstate == NULL)
+	if (queryDesc->planstate == NULL)
 		return;
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0)
+	{
+		if (estimate_only)
+			DpEstimatePlanned(queryDesc);
+		return;
+	}
 
 	old = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
 	cxt.estate = queryDesc->estate;
 	cxt.sites = NIL;
 	DpFindCallSites(queryDesc->planstate, &cxt);
+	if (cxt.sites != NIL)
+		DpChargeQuery(queryDesc, cxt.sites);
 	if (cxt.sites != NIL)
 	{
 		DpQuerySites *q = palloc0(sizeof(DpQuerySites));
@@ -401,6 +609,7 @@ DpCostInit(void)
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = DpExecutorStart;
 	CacheRegisterSyscacheCallback(PROCOID, DpKindCacheInvalidate, (Datum) 0);
+	DpLedgerInit();
 }
 
 /* The call site of the final function running in fcinfo (see cost.h). */
@@ -436,10 +645,10 @@ DpCallSiteForFinal(FunctionCallInfo fcinfo, const DpAggKind *kind)
 			}
 		}
 	}
-	if (site == NULL)
+	if (site == NULL || !site->charged)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s was not planned by dp_pg before the query started; nothing is released", kind->name),
+				 errmsg("%s was not planned and charged by dp_pg before the query started; nothing is released", kind->name),
 				 errdetail("dp_pg aggregates can only be finalized by the query that planned them.")));
 	fcinfo->flinfo->fn_extra = site;
 	return site;

@@ -9,6 +9,7 @@
 #include "fmgr.h"
 #include "nodes/primnodes.h"
 
+#include "accountant.h"
 #include "mechanism.h"
 #include "noise.h"
 
@@ -40,6 +41,9 @@ struct DpCallSite
 	Aggref	   *aggref;			/* the finalizing Aggref in the plan */
 	DpMechanism mech;			/* its mechanism, evaluated once */
 	DpNoisePlan plan;			/* the noise its final function draws */
+	DpCost		cost;			/* what its releases cost (all groups together) */
+	bool		duplicate;		/* shares the result of an identical call */
+	bool		charged;		/* the query's cost is in the ledger */
 	void	   *extra;			/* kind-specific per-query data */
 };
 
@@ -52,5 +56,11 @@ extern void DpCostInit(void);
  * directly, or when the call was not planned before the query started.
  */
 extern DpCallSite *DpCallSiteForFinal(FunctionCallInfo fcinfo, const DpAggKind *kind);
+
+/*
+ * What a query would cost, without charging: plan it and compose its call
+ * sites.  Returns the number of dp aggregate call sites.
+ */
+extern int	DpEstimateQueryCost(const char *query, DpCost *total);
 
 #endif							/* DP_COST_H */

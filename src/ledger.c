@@ -626,14 +626,22 @@ DpCostDatum(double v, char *null)
 	return Float8GetDatum(v);
 }
 
-/* The Rényi curve as a float8[] Datum. */
+/* The Rényi curve as a float8[] Datum; NULL when it is unbounded somewhere. */
 static Datum
-DpRdpArray(const DpCost *c)
+DpRdpArray(const DpCost *c, char *null)
 {
 	Datum		elems[DP_RDP_NALPHAS];
 
+	*null = ' ';
 	for (int i = 0; i < DP_RDP_NALPHAS; i++)
+	{
+		if (!isfinite(c->rdp[i]))
+		{
+			*null = 'n';
+			return (Datum) 0;
+		}
 		elems[i] = Float8GetDatum(c->rdp[i]);
+	}
 	return PointerGetDatum(construct_array(elems, DP_RDP_NALPHAS, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
@@ -658,7 +666,7 @@ DpWorkerInsert(Oid role, const char *kind, const DpLedgerSlot *slot)
 		values[4] = DpCostDatum(slot->cost.epsilon, &nulls[4]);
 		values[5] = DpCostDatum(slot->cost.delta, &nulls[5]);
 		values[6] = DpCostDatum(slot->cost.rho, &nulls[6]);
-		values[7] = DpRdpArray(&slot->cost);
+		values[7] = DpRdpArray(&slot->cost, &nulls[7]);
 	}
 	else
 	{
@@ -810,6 +818,36 @@ DpWorkerLoad(void)
 	}
 }
 
+/*
+ * The batch's working copy of role's budget entry: created on first use from
+ * the published entry (or empty, with no limits, if the role has none).
+ */
+static DpBudgetEntry *
+DpPendingEntry(HTAB *pending, Oid role)
+{
+	bool		found;
+	DpBudgetEntry *e = hash_search(pending, &role, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		DpBudgetEntry *shared;
+
+		LWLockAcquire(ledger->lock, LW_SHARED);
+		shared = hash_search(budgets, &role, HASH_FIND, NULL);
+		if (shared)
+			*e = *shared;
+		else
+		{
+			e->role = role;
+			e->limits.epsilon = e->limits.delta = e->limits.rho = NAN;
+			dp_cost_zero(&e->spent);
+			e->charges = 0;
+		}
+		LWLockRelease(ledger->lock);
+	}
+	return e;
+}
+
 /* Decide and record one request inside the worker's open transaction. */
 static void
 DpWorkerDecide(DpLedgerSlot *slot, HTAB *pending)
@@ -823,29 +861,7 @@ DpWorkerDecide(DpLedgerSlot *slot, HTAB *pending)
 				DpBudgetEntry *local[DP_MAX_CHARGE_ROLES];
 
 				for (int r = 0; r < slot->nroles; r++)
-				{
-					bool		found;
-					DpBudgetEntry *e = hash_search(pending, &slot->roles[r], HASH_ENTER, &found);
-
-					if (!found)
-					{
-						DpBudgetEntry *shared;
-
-						LWLockAcquire(ledger->lock, LW_SHARED);
-						shared = hash_search(budgets, &slot->roles[r], HASH_FIND, NULL);
-						if (shared)
-							*e = *shared;
-						else
-						{
-							e->role = slot->roles[r];
-							e->limits.epsilon = e->limits.delta = e->limits.rho = NAN;
-							dp_cost_zero(&e->spent);
-							e->charges = 0;
-						}
-						LWLockRelease(ledger->lock);
-					}
-					local[r] = e;
-				}
+					local[r] = DpPendingEntry(pending, slot->roles[r]);
 				for (int r = 0; r < slot->nroles; r++)
 				{
 					DpRefusal why = dp_admits(&local[r]->spent, &slot->cost, &local[r]->limits);
@@ -890,25 +906,8 @@ DpWorkerDecide(DpLedgerSlot *slot, HTAB *pending)
 		case DP_REQ_SET_BUDGET:
 		case DP_REQ_REMOVE_BUDGET:
 			{
-				bool		found;
-				DpBudgetEntry *e = hash_search(pending, &slot->roles[0], HASH_ENTER, &found);
+				DpBudgetEntry *e = DpPendingEntry(pending, slot->roles[0]);
 
-				if (!found)
-				{
-					DpBudgetEntry *shared;
-
-					LWLockAcquire(ledger->lock, LW_SHARED);
-					shared = hash_search(budgets, &slot->roles[0], HASH_FIND, NULL);
-					if (shared)
-						*e = *shared;
-					else
-					{
-						e->role = slot->roles[0];
-						dp_cost_zero(&e->spent);
-						e->charges = 0;
-					}
-					LWLockRelease(ledger->lock);
-				}
 				DpWorkerWriteLimits(slot->roles[0], &slot->limits, slot->kind == DP_REQ_REMOVE_BUDGET);
 				DpWorkerInsert(slot->roles[0], slot->kind == DP_REQ_REMOVE_BUDGET ? "remove" : "limit", slot);
 				if (slot->kind == DP_REQ_REMOVE_BUDGET)
@@ -919,24 +918,8 @@ DpWorkerDecide(DpLedgerSlot *slot, HTAB *pending)
 			}
 		case DP_REQ_RESET:
 			{
-				bool		found;
-				DpBudgetEntry *e = hash_search(pending, &slot->roles[0], HASH_ENTER, &found);
+				DpBudgetEntry *e = DpPendingEntry(pending, slot->roles[0]);
 
-				if (!found)
-				{
-					DpBudgetEntry *shared;
-
-					LWLockAcquire(ledger->lock, LW_SHARED);
-					shared = hash_search(budgets, &slot->roles[0], HASH_FIND, NULL);
-					if (shared)
-						*e = *shared;
-					else
-					{
-						e->role = slot->roles[0];
-						e->limits.epsilon = e->limits.delta = e->limits.rho = NAN;
-					}
-					LWLockRelease(ledger->lock);
-				}
 				DpWorkerInsert(slot->roles[0], "reset", slot);
 				dp_cost_zero(&e->spent);
 				e->charges = 0;

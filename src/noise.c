@@ -201,9 +201,9 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 	return true;
 }
 
-/* Continuous noise scale (output units) of a privacy form at real sensitivity. */
-static double
-continuous_scale(const DpMechanism *mech, double sensitivity)
+/* Continuous noise scale (Laplace b or Gaussian/OSGT sigma) of a privacy form at a real sensitivity. */
+double
+dp_noise_continuous_scale(const DpMechanism *mech, double sensitivity)
 {
 	switch (mech->family)
 	{
@@ -246,7 +246,7 @@ dp_noise_plan_real(DpNoisePlan *plan, const DpMechanism *mech, double sensitivit
 		return dp_noise_plan(plan, mech, (long long) sensitivity, (long long) sensitivity, 0, err, errlen);
 
 	/* otherwise a lattice 2^k about 2^-30 of the noise scale */
-	s = continuous_scale(mech, sensitivity);
+	s = dp_noise_continuous_scale(mech, sensitivity);
 	if (!(s > 0.0) || !isfinite(s))
 	{
 		snprintf(err, errlen, "could not calibrate noise for this mechanism and sensitivity");
@@ -326,24 +326,11 @@ dp_noise_plan_rdp(const DpNoisePlan *plan, double alpha)
 	return NAN;
 }
 
-/* x with Q(x) = p, 0 < p < 1, by bisection on log Q (monotone decreasing). */
+/* x with Q(x) = p, 0 < p < 1 (rounded up). */
 static double
 inverse_q(double p)
 {
-	double		lo = -40.0;
-	double		hi = 40.0;
-	double		target = log(p);
-
-	for (int i = 0; i < 200; i++)
-	{
-		double		mid = 0.5 * (lo + hi);
-
-		if (dp_norm_log_q(mid) > target)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return hi;
+	return dp_norm_log_q_inv(log(p));
 }
 
 /* Discrete OSGT / Gaussian weight exp(-(j^2 + 2 m j)/(2 sigma2)), j >= 0. */

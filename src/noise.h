@@ -54,6 +54,9 @@ extern bool dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 extern bool dp_noise_plan_real(DpNoisePlan *plan, const DpMechanism *mech,
 							   double sensitivity, char *err, size_t errlen);
 
+/* Continuous noise scale (Laplace b or Gaussian/OSGT sigma) of a privacy form at a real sensitivity. */
+extern double dp_noise_continuous_scale(const DpMechanism *mech, double sensitivity);
+
 /* Exact delta(eps) of the planned (discrete) noise at its sensitivity. */
 extern double dp_noise_plan_delta(const DpNoisePlan *plan, double eps);
 
