@@ -3,8 +3,14 @@
 -- (computed elsewhere at 50 digits), with the tolerances of its README §10.
 -- Each query prints the number of rows checked and the failing case ids.
 --
+-- The server reads the files (COPY), so test/all.sh hands it a copy it can
+-- read in DP_PG_REFERENCE; by default ../shared/reference beside the sources.
+\getenv refdir DP_PG_REFERENCE
+\if :{?refdir}
+\else
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set refdir :abs_srcdir '/../shared/reference'
+\endif
 
 -- the seed example (OSGT slides): sigma^2 = 40, m = 3, Delta = 1
 SELECT abs(variance / 27.704678326334606 - 1) < 1e-10 AS v_ok

@@ -70,6 +70,10 @@ prove_counts "$SCRATCH/stat.out"; record stat $P $F
 echo "=== pg_regress (sql/, expected/)"
 mkdir -p "$SCRATCH/pg"
 [ "$(id -u)" = 0 ] && chown postgres:postgres "$SCRATCH/pg"
+# the server reads the reference files (COPY): give it a copy it can read
+cp -r "$DP_ROOT/../shared/reference" "$SCRATCH/reference"
+chmod -R a+rX "$SCRATCH/reference"
+export DP_PG_REFERENCE="$SCRATCH/reference"
 # the regression database is the ledger database, prepared before pg_regress
 if DP_LEDGER_DB=dp_regress dp_cluster_start "$SCRATCH/pg" "$DP_PORT" &&
 	dp_ledger_db "$SCRATCH/pg" "$DP_PORT" dp_regress; then
