@@ -111,8 +111,17 @@ FROM unnest(ARRAY[
 	'SELECT region, dp_count(*) FROM people GROUP BY ROLLUP (region)',
 	'SELECT region, dp_count(id, dp_laplace(1)) FROM people GROUP BY GROUPING SETS ((region), ())',
 	'SELECT dp_count_star_final(5)',
-	'SELECT dp_count_final(5)'
+	'SELECT dp_count_final(5)',
+	'SELECT g, (SELECT dp_count(*) FROM people WHERE id > g) FROM generate_series(1, 3) g',
+	'SELECT g, (SELECT dp_count(id, ''laplace(epsilon=1)'') FROM people) FROM generate_series(1, 3) g WHERE g IN (SELECT dp_count(*) FROM nobody)',
+	'SELECT g, s.n FROM generate_series(1, 3) g, LATERAL (SELECT dp_count(*) AS n FROM people WHERE id > g) s',
+	'SELECT * FROM generate_series(1, 3) g WHERE EXISTS (SELECT dp_count(*) FROM people WHERE id = g)',
+	'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < (SELECT dp_count(*) FROM people WHERE id < 3)) SELECT count(*) FROM r'
 ]) AS q;
+-- computed once, a dp aggregate may feed the rest of the query (post-processing)
+SELECT (SELECT abs(dp_count(*) - 1000) <= 25 FROM people) AS uncorrelated_subquery;
+WITH s AS MATERIALIZED (SELECT dp_count(*) AS n FROM people)
+SELECT count(*) AS rows, bool_and(abs(n - 1000) <= 25) AS close FROM generate_series(1, 3) g, s;
 -- an aggregate of one's own around dp_pg's final function releases nothing
 CREATE AGGREGATE evil_count(*) (SFUNC = int8inc, STYPE = int8, FINALFUNC = dp_count_star_final, INITCOND = '1000000');
 SELECT evil_count(*) FROM people;

@@ -293,6 +293,7 @@ typedef struct DpWalkContext
 {
 	EState	   *estate;
 	List	   *sites;
+	int			rescanned;		/* > 0 below a node that re-executes its child */
 } DpWalkContext;
 
 /* Walker over expressions: reject dp aggregates used as window functions. */
@@ -313,6 +314,8 @@ DpRejectWindowCalls(Node *node, void *context)
 	}
 	return expression_tree_walker(node, DpRejectWindowCalls, context);
 }
+
+static bool DpWalkChildren(PlanState *ps, DpWalkContext *cxt);
 
 /* Walker over the PlanState tree: plan the dp call sites of every Agg node. */
 static bool
@@ -339,6 +342,13 @@ DpFindCallSites(PlanState *ps, void *context)
 			kind = DpKindOfAggregate(aggref->aggfnoid);
 			if (kind == NULL)
 				continue;
+			if (cxt->rescanned > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("%s cannot be used where its query part is re-executed", kind->name),
+						 errdetail("Correlated subqueries, LATERAL, the inner side of nested loops and recursive queries "
+								   "would release it once per execution; its cost must be known before the query runs."),
+						 errhint("Compute the dp aggregate once, in the outermost query or an uncorrelated subquery.")));
 			if (agg->groupingSets != NIL || agg->chain != NIL)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -375,7 +385,80 @@ DpFindCallSites(PlanState *ps, void *context)
 	}
 	if (IsA(ps, WindowAggState))
 		DpRejectWindowCalls((Node *) ps->plan->targetlist, NULL);
-	return planstate_tree_walker(ps, DpFindCallSites, context);
+	return DpWalkChildren(ps, cxt);
+}
+
+/* Walk a list of SubPlanStates, re-executed (rescan > 0) or not. */
+static void
+DpWalkSubPlans(List *subplans, DpWalkContext *cxt, int rescan)
+{
+	ListCell   *lc;
+
+	cxt->rescanned += rescan;
+	foreach(lc, subplans)
+		DpFindCallSites(((SubPlanState *) lfirst(lc))->planstate, cxt);
+	cxt->rescanned -= rescan;
+}
+
+/* Walk a PlanState child, counting it as re-executed if rescan > 0. */
+static void
+DpWalkChild(PlanState *child, DpWalkContext *cxt, int rescan)
+{
+	cxt->rescanned += rescan;
+	DpFindCallSites(child, cxt);
+	cxt->rescanned -= rescan;
+}
+
+/*
+ * Walk every child of ps.  A child that ps may execute more than once — the
+ * inner side of a nested loop (LATERAL), the child of a Memoize, both sides
+ * of a recursive union, a SubPlan evaluated per row — is marked re-executed:
+ * a dp aggregate there would be released once per execution.  InitPlans run
+ * once per execution of their parent.
+ */
+static bool
+DpWalkChildren(PlanState *ps, DpWalkContext *cxt)
+{
+	bool		rescan_all = IsA(ps, MemoizeState) || IsA(ps, RecursiveUnionState);
+
+	DpWalkSubPlans(ps->initPlan, cxt, 0);
+	DpWalkChild(outerPlanState(ps), cxt, rescan_all ? 1 : 0);
+	DpWalkChild(innerPlanState(ps), cxt, (rescan_all || IsA(ps, NestLoopState)) ? 1 : 0);
+	switch (nodeTag(ps))
+	{
+		case T_AppendState:
+			for (int i = 0; i < ((AppendState *) ps)->as_nplans; i++)
+				DpWalkChild(((AppendState *) ps)->appendplans[i], cxt, 0);
+			break;
+		case T_MergeAppendState:
+			for (int i = 0; i < ((MergeAppendState *) ps)->ms_nplans; i++)
+				DpWalkChild(((MergeAppendState *) ps)->mergeplans[i], cxt, 0);
+			break;
+		case T_BitmapAndState:
+			for (int i = 0; i < ((BitmapAndState *) ps)->nplans; i++)
+				DpWalkChild(((BitmapAndState *) ps)->bitmapplans[i], cxt, 0);
+			break;
+		case T_BitmapOrState:
+			for (int i = 0; i < ((BitmapOrState *) ps)->nplans; i++)
+				DpWalkChild(((BitmapOrState *) ps)->bitmapplans[i], cxt, 0);
+			break;
+		case T_SubqueryScanState:
+			DpWalkChild(((SubqueryScanState *) ps)->subplan, cxt, 0);
+			break;
+		case T_CustomScanState:
+			{
+				ListCell   *lc;
+
+				foreach(lc, ((CustomScanState *) ps)->custom_ps)
+					DpWalkChild((PlanState *) lfirst(lc), cxt, 0);
+				break;
+			}
+		default:
+			break;
+	}
+	/* SubPlans in this node's expressions may run once per row */
+	DpWalkSubPlans(ps->subPlan, cxt, 1);
+	return false;
 }
 
 /* Append a double to a JSON text (null for NaN / Inf). */
@@ -496,6 +579,7 @@ DpEstimatePlanned(QueryDesc *queryDesc)
 
 	cxt.estate = queryDesc->estate;
 	cxt.sites = NIL;
+	cxt.rescanned = 0;
 	DpFindCallSites(queryDesc->planstate, &cxt);
 	estimate_sites = DpComposeSites(cxt.sites, &estimate_total);
 	MemoryContextSwitchTo(old);
@@ -583,6 +667,7 @@ DpExecutorStart(QueryDesc *queryDesc, int eflags)
 	old = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
 	cxt.estate = queryDesc->estate;
 	cxt.sites = NIL;
+	cxt.rescanned = 0;
 	DpFindCallSites(queryDesc->planstate, &cxt);
 	if (cxt.sites != NIL)
 		DpChargeQuery(queryDesc, cxt.sites);
