@@ -163,5 +163,9 @@ FROM unnest(ARRAY[
 	'SELECT dp_noise_stddev(''laplace(epsilon=1)'', 0)',
 	'SELECT dp_confidence_interval(1, ''laplace(epsilon=1)'', 1, 1)',
 	'SELECT dp_confidence_interval(1, ''laplace(epsilon=1)'', 1, 0)',
-	'SELECT dp_confidence_interval(''NaN'', ''laplace(epsilon=1)'', 1, 0.9)'
+	'SELECT dp_confidence_interval(''NaN'', ''laplace(epsilon=1)'', 1, 0.9)',
+	'SELECT dp_pg.privacy_delta(''osgt(sigma=1e-300, m=1e15)'', 1e15, 0)',
+	'SELECT dp_pg.renyi(''gaussian(sigma=1e-13)'', 1, 2)',
+	'SELECT dp_pg.privacy_epsilon(''laplace(scale=1e13)'', 1, 1e-5)',
+	'SELECT dp_pg.calibrate(''laplace(epsilon=1e-300)'', 1)'
 ]) AS q;

@@ -56,6 +56,36 @@ DpMechArg(FunctionCallInfo fcinfo, int argno)
 	return mech;
 }
 
+/*
+ * A noise form's parameters relative to the sensitivity must stay where the
+ * closed forms are accurate in double precision (far beyond any useful noise).
+ */
+static void
+DpCheckNoiseForm(const DpMechanism *mech, double sensitivity)
+{
+	double		r = sensitivity / mech->p[0];
+
+	if (mech->form != DP_FORM_NOISE)
+		return;
+	if (!(r >= 1e-12 && r <= 1e12) ||
+		(mech->family == DP_MECH_OSGT && !(mech->p[1] <= 1e12 * mech->p[0])))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("noise parameters out of the supported range for this sensitivity"),
+				 errdetail("sensitivity / noise scale must be between 1e-12 and 1e12, and m / sigma at most 1e12.")));
+}
+
+/* Return v, or ERROR if it could not be computed. */
+static double
+DpCheckResult(double v)
+{
+	if (isnan(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the result is not representable for these parameters")));
+	return v;
+}
+
 /* Plan the noise of a privacy form at a real sensitivity, or ERROR. */
 static void
 DpPlanForInspection(DpNoisePlan *plan, const DpMechanism *mech, double sensitivity)
@@ -135,14 +165,15 @@ dp_inspect_privacy_delta(PG_FUNCTION_ARGS)
 
 	DpCheckArg("sensitivity", sensitivity, 0.0, false, 1e15);
 	DpCheckArg("epsilon", eps, 0.0, true, 1000.0);
+	DpCheckNoiseForm(mech, sensitivity);
 	if (mech->form == DP_FORM_NOISE)
-		PG_RETURN_FLOAT8(dp_noise_form_delta(mech, sensitivity, eps));
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_form_delta(mech, sensitivity, eps)));
 	else
 	{
 		DpNoisePlan plan;
 
 		DpPlanForInspection(&plan, mech, sensitivity);
-		PG_RETURN_FLOAT8(dp_noise_plan_delta(&plan, eps));
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_plan_delta(&plan, eps)));
 	}
 }
 
@@ -159,14 +190,15 @@ dp_inspect_privacy_epsilon(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be a number greater than 0 and less than 1, got %g", delta)));
+	DpCheckNoiseForm(mech, sensitivity);
 	if (mech->form == DP_FORM_NOISE)
-		PG_RETURN_FLOAT8(dp_noise_form_epsilon(mech, sensitivity, delta));
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_form_epsilon(mech, sensitivity, delta)));
 	else
 	{
 		DpNoisePlan plan;
 
 		DpPlanForInspection(&plan, mech, sensitivity);
-		PG_RETURN_FLOAT8(dp_noise_plan_epsilon(&plan, delta));
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_plan_epsilon(&plan, delta)));
 	}
 }
 
@@ -180,14 +212,15 @@ dp_inspect_renyi(PG_FUNCTION_ARGS)
 
 	DpCheckArg("sensitivity", sensitivity, 0.0, false, 1e15);
 	DpCheckArg("alpha", alpha, 1.0, false, 1e6);
+	DpCheckNoiseForm(mech, sensitivity);
 	if (mech->form == DP_FORM_NOISE)
-		PG_RETURN_FLOAT8(dp_noise_form_rdp(mech, sensitivity, alpha));
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_form_rdp(mech, sensitivity, alpha)));
 	else
 	{
 		DpNoisePlan plan;
 
 		DpPlanForInspection(&plan, mech, sensitivity);
-		PG_RETURN_FLOAT8(dp_noise_plan_rdp(&plan, alpha));
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_plan_rdp(&plan, alpha)));
 	}
 }
 

@@ -1097,6 +1097,8 @@ DpLedgerWorkerMain(Datum arg)
 	BackgroundWorkerInitializeConnection(dp_ledger_database, NULL, 0);
 	/* every ledger commit waits for its WAL flush, whatever the defaults say */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	/* nothing a user created in the ledger database may resolve in our SQL */
+	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("application_name", "dp_pg ledger", PGC_USERSET, PGC_S_SESSION);
 
 	before_shmem_exit(DpWorkerExit, (Datum) 0);
