@@ -21,7 +21,8 @@ OBJS = \
 	src/postprocess.o \
 	src/accountant.o \
 	src/ledger.o \
-	src/budget.o
+	src/budget.o \
+	src/guard.o
 
 DATA = $(wildcard sql/dp_pg--*.sql)
 

@@ -404,3 +404,102 @@ CREATE FUNCTION dp_soft_threshold(released float8[], mech dp_mechanism, sensitiv
 	AS 'MODULE_PATHNAME', 'dp_soft_threshold_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_soft_threshold(float8[], dp_mechanism, float8) IS
 	'soft thresholding of released values at the universal threshold of their noise';
+
+--
+-- Protected tables.  Analysts (roles with a budget) have no privileges on
+-- them; the guard lets through only dp queries, which then read the table
+-- with its owner's rights.
+--
+CREATE TABLE dp_pg.protected_tables (
+	relid oid PRIMARY KEY,
+	privacy_unit name,
+	max_groups_contributed int NOT NULL CHECK (max_groups_contributed >= 1),
+	max_rows_per_unit int NOT NULL CHECK (max_rows_per_unit >= 1),
+	protected_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE dp_pg.public_keys (
+	relid oid NOT NULL REFERENCES dp_pg.protected_tables ON DELETE CASCADE,
+	attname name NOT NULL,
+	keys text[] NOT NULL,
+	PRIMARY KEY (relid, attname)
+);
+REVOKE ALL ON dp_pg.protected_tables, dp_pg.public_keys FROM PUBLIC;
+CREATE FUNCTION dp_pg.invalidate_guard() RETURNS void
+	AS 'MODULE_PATHNAME', 'dp_invalidate_guard' LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION dp_pg.invalidate_guard() FROM PUBLIC;
+-- every change of the protected set reaches every backend's guard at commit
+CREATE FUNCTION dp_pg.protected_tables_changed() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	PERFORM dp_pg.invalidate_guard();
+	RETURN NULL;
+END $$;
+CREATE TRIGGER protected_tables_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.protected_tables
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.protected_tables_changed();
+GRANT SELECT ON dp_pg.protected_tables, dp_pg.public_keys TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.protected_tables', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.public_keys', '');
+
+CREATE FUNCTION dp_pg.protect(tbl regclass, privacy_unit name DEFAULT NULL,
+	max_groups_contributed int DEFAULT 1, max_rows_per_unit int DEFAULT 1)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	kind "char";
+BEGIN
+	IF tbl IS NULL THEN
+		RAISE EXCEPTION 'table must not be null' USING ERRCODE = '22004';
+	END IF;
+	SELECT relkind INTO kind FROM pg_class WHERE oid = tbl;
+	IF kind IS DISTINCT FROM 'r' THEN
+		RAISE EXCEPTION 'only plain tables can be protected, "%" is not one', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = tbl OR inhrelid = tbl) THEN
+		RAISE EXCEPTION 'tables with inheritance children or parents cannot be protected yet: "%"', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF privacy_unit IS NOT NULL AND NOT EXISTS (
+		SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = privacy_unit AND attnum > 0 AND NOT attisdropped) THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', privacy_unit, tbl USING ERRCODE = '42703';
+	END IF;
+	IF max_groups_contributed IS NULL OR max_groups_contributed < 1 OR
+	   max_rows_per_unit IS NULL OR max_rows_per_unit < 1 THEN
+		RAISE EXCEPTION 'max_groups_contributed and max_rows_per_unit must be at least 1'
+			USING ERRCODE = '22023';
+	END IF;
+	INSERT INTO dp_pg.protected_tables (relid, privacy_unit, max_groups_contributed, max_rows_per_unit)
+	VALUES (tbl, privacy_unit, max_groups_contributed, max_rows_per_unit)
+	ON CONFLICT (relid) DO UPDATE SET privacy_unit = EXCLUDED.privacy_unit,
+		max_groups_contributed = EXCLUDED.max_groups_contributed,
+		max_rows_per_unit = EXCLUDED.max_rows_per_unit;
+	EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', tbl);
+END $$;
+COMMENT ON FUNCTION dp_pg.protect(regclass, name, int, int) IS
+	'mark a table private: analysts reach it only through dp aggregates (revokes PUBLIC privileges)';
+
+CREATE FUNCTION dp_pg.unprotect(tbl regclass) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog AS $$
+	DELETE FROM dp_pg.protected_tables WHERE relid = tbl;
+$$;
+COMMENT ON FUNCTION dp_pg.unprotect(regclass) IS 'remove the protection (privileges are left as they are)';
+
+CREATE FUNCTION dp_pg.set_public_keys(tbl regclass, col name, keys anyarray) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.protected_tables WHERE relid = tbl) THEN
+		RAISE EXCEPTION 'table "%" is not protected', tbl USING ERRCODE = '22023';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped) THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', col, tbl USING ERRCODE = '42703';
+	END IF;
+	IF keys IS NULL OR cardinality(keys) = 0 THEN
+		RAISE EXCEPTION 'the public key list must not be empty' USING ERRCODE = '22023';
+	END IF;
+	INSERT INTO dp_pg.public_keys (relid, attname, keys) VALUES (tbl, col, keys::text[])
+	ON CONFLICT (relid, attname) DO UPDATE SET keys = EXCLUDED.keys;
+END $$;
+COMMENT ON FUNCTION dp_pg.set_public_keys(regclass, name, anyarray) IS
+	'declare the values of a column public (for grouping by them)';
+REVOKE EXECUTE ON FUNCTION dp_pg.protect(regclass, name, int, int), dp_pg.unprotect(regclass),
+	dp_pg.set_public_keys(regclass, name, anyarray) FROM PUBLIC;

@@ -60,6 +60,7 @@
 
 #include "agg_common.h"
 #include "cost.h"
+#include "guard.h"
 #include "guc.h"
 #include "ledger.h"
 
@@ -112,7 +113,7 @@ DpKindCacheInvalidate(Datum arg, int cacheid, uint32 hashvalue)
 }
 
 /* The DpAggKind of aggregate aggfnoid, or NULL if it is not one of dp_pg's. */
-static const DpAggKind *
+const DpAggKind *
 DpKindOfAggregate(Oid aggfnoid)
 {
 	DpKindCacheEntry *entry;
@@ -649,6 +650,9 @@ DpExecutorStart(QueryDesc *queryDesc, int eflags)
 {
 	DpWalkContext cxt;
 	MemoryContext old;
+
+	/* estimates and run-time statistics of protected tables are not for analysts */
+	DpGuardExplain(queryDesc, eflags);
 
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);

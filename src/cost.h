@@ -47,6 +47,9 @@ struct DpCallSite
 	void	   *extra;			/* kind-specific per-query data */
 };
 
+/* The DpAggKind of aggregate aggfnoid, or NULL if it is not one of dp_pg's. */
+extern const DpAggKind *DpKindOfAggregate(Oid aggfnoid);
+
 /* Install the executor hooks (only when preloaded). */
 extern void DpCostInit(void);
 

@@ -17,6 +17,7 @@
 
 #include "agg_common.h"
 #include "cost.h"
+#include "guard.h"
 #include "guc.h"
 
 PG_MODULE_MAGIC;
@@ -35,6 +36,7 @@ _PG_init(void)
 	DpGucInit();
 	DpAggCommonInit();
 	DpCostInit();
+	DpGuardInit();
 
 	/* after every concept defined its parameters */
 	MarkGUCPrefixReserved("dp_pg");

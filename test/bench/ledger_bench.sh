@@ -20,9 +20,12 @@ dp_cluster_start "$SCRATCH" "$DP_PORT" "max_connections = 40"
 dp_ledger_db "$SCRATCH" "$DP_PORT" postgres
 dp_psql "$SCRATCH" "$DP_PORT" postgres <<'SQL'
 CREATE TABLE one AS SELECT 1 AS id;
+CREATE TABLE prot AS SELECT 1 AS id;
 CREATE ROLE ana LOGIN;
 CREATE ROLE trusted LOGIN;
 GRANT SELECT ON one TO ana, trusted;
+SELECT dp_pg.protect('prot');
+GRANT SELECT ON prot TO trusted;
 SELECT dp_pg.set_budget('ana', 1e9, NULL);
 SQL
 SHOW_FSYNC=$(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc "SHOW fsync")
@@ -30,6 +33,7 @@ echo "fsync = $SHOW_FSYNC, synchronous_commit of the ledger = on"
 
 printf "SELECT dp_count(id, 'laplace(epsilon=0.001)') FROM one;\n" > "$SCRATCH/dp.sql"
 printf "SELECT count(*) FROM one;\n" > "$SCRATCH/plain.sql"
+printf "SELECT dp_count(id, 'laplace(epsilon=0.001)') FROM prot;\n" > "$SCRATCH/prot.sql"
 chmod 644 "$SCRATCH"/*.sql
 
 # latency percentiles from pgbench's per-transaction log (column 3: microseconds)
@@ -44,6 +48,8 @@ latency() {
 latency ana "$SCRATCH/dp.sql" "dp_count, analyst (charged)"
 latency trusted "$SCRATCH/dp.sql" "dp_count, role without budget"
 latency trusted "$SCRATCH/plain.sql" "count(*), plain"
+latency ana "$SCRATCH/prot.sql" "dp_count, analyst, protected table (guard)"
+latency trusted "$SCRATCH/prot.sql" "dp_count, trusted role, same table"
 
 tps() {
 	dp_as_pg "$DP_PGBIN/pgbench" -n -h "$SCRATCH" -p "$DP_PORT" -U ana -c 16 -j 2 -T "$SECONDS_PER_RUN" -f "$SCRATCH/dp.sql" postgres 2>&1 |

@@ -1,0 +1,815 @@
+/*
+ * guard.c — analysts reach protected tables only through dp queries.
+ *
+ * Protocol
+ * --------
+ * A protected table (dp_pg.protect) has no privileges for PUBLIC; analysts
+ * (roles with a budget, ledger.c) are granted none.  Every query an analyst
+ * plans goes through DpGuardPlanner (planner_hook, after rewriting, so views
+ * are expanded and SQL functions inlined).  If it touches a protected table
+ * it must have the one shape whose cost dp_pg knows before it runs; then,
+ * and only then, the protected table's range-table entry is checked as its
+ * owner (checkAsUser), for this plan only (the plan is marked role
+ * dependent, so a cached plan is never reused by another role).  Anything
+ * else is ERROR 42501 before execution: nothing is charged or released.
+ *
+ * Fail closed: without the library (no hook) an analyst's query meets the
+ * table's ordinary privileges — permission denied.  If the ledger cannot say
+ * whether a user is an analyst, a query touching a protected table fails.
+ *
+ * The allowed shape (version 1):
+ *   SELECT <expressions over dp aggregates and constants>
+ *   FROM <one protected table, nothing else>
+ *   [WHERE <row predicate>] [HAVING <expression over dp aggregates>]
+ *   [ORDER BY / LIMIT / OFFSET over the released values]
+ * with no GROUP BY (dp_histogram gives per-key answers), subquery, CTE, set
+ * operation, window function, set-returning function, DISTINCT, row lock or
+ * TABLESAMPLE.  Row predicates (WHERE, aggregate FILTER) and the value
+ * arguments of dp aggregates may use only the table's user columns,
+ * constants, bound parameters, AND/OR/NOT, IS [NOT] NULL, IS TRUE/FALSE,
+ * CASE WHEN, COALESCE, binary-compatible relabelling, widening numeric
+ * casts, built-in comparison operators on basic types and LIKE/ILIKE with a
+ * constant pattern: none of
+ * them can raise an error that depends on a private value (no error
+ * oracle); subexpressions without table columns are constants.
+ *
+ * Side channels: EXPLAIN (with or without ANALYZE) of a plan that reads a
+ * protected table is refused for analysts (ExecutorStart, which sees
+ * EXPLAIN EXECUTE too), since estimates reveal row counts.  For every user
+ * who may not SELECT a protected table, the catalog numbers that reveal its
+ * size read as NULL: pg_class.reltuples / relpages / relallvisible, the
+ * pg_stat_get_* functions (behind pg_stat_user_tables and friends) and the
+ * relation size functions, for the table, its indexes and its TOAST table.
+ * The rewrite wraps each in CASE WHEN oid = ANY(hidden) THEN NULL, so psql's
+ * \d and the catalog queries of BI tools keep working.  (pg_stats already
+ * shows only tables the user may read; pg_statistic is superuser-only.)
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "executor/executor.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/planner.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_oper.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "agg_common.h"
+#include "cost.h"
+#include "guard.h"
+#include "ledger.h"
+
+static planner_hook_type prev_planner = NULL;
+
+PG_FUNCTION_INFO_V1(dp_invalidate_guard);
+
+/* A protected table as dp_pg.protected_tables lists it. */
+typedef struct DpProtected
+{
+	Oid			relid;
+	bool		has_unit;		/* a privacy unit is declared (issue: bounding) */
+} DpProtected;
+
+/* ERROR 42501 naming the rule a query broke. */
+static void
+DpGuardRefuse(const char *rule, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("dp_pg: %s", rule),
+			 errdetail("%s", detail),
+			 errhint("On a protected table an analyst may only run SELECT <dp aggregates> FROM <table> [WHERE <simple comparisons>].")));
+}
+
+/*
+ * Backend cache of dp_pg.protected_tables: read once, then kept until a
+ * relcache invalidation of that table (dp_pg.protect and friends send one at
+ * commit) or of everything.
+ */
+static List *protected_cache = NIL;
+static bool protected_cache_valid = false;
+static Oid	protected_cache_relid = InvalidOid;
+
+/* Relcache callback: forget the cached protected tables. */
+static void
+DpGuardRelcacheCallback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == protected_cache_relid)
+		protected_cache_valid = false;
+}
+
+/* The OID of dp_pg.protected_tables in this database, or InvalidOid. */
+static Oid
+DpProtectedTablesRelid(void)
+{
+	Oid			nsp = get_namespace_oid("dp_pg", true);
+
+	return OidIsValid(nsp) ? get_relname_relid("protected_tables", nsp) : InvalidOid;
+}
+
+/* The protected tables of the current database (empty if dp_pg is not installed). */
+static List *
+DpProtectedTables(void)
+{
+	Oid			relid = DpProtectedTablesRelid();
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	MemoryContext old;
+
+	if (!OidIsValid(relid))
+		return NIL;
+	if (protected_cache_valid && relid == protected_cache_relid)
+		return protected_cache;
+
+	list_free_deep(protected_cache);
+	protected_cache = NIL;
+	protected_cache_relid = relid;
+	protected_cache_valid = true;	/* an invalidation during the scan clears it again */
+	rel = table_open(relid, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		DpProtected *p = palloc(sizeof(DpProtected));
+
+		p->relid = DatumGetObjectId(heap_getattr(tup, 1, RelationGetDescr(rel), &isnull));
+		(void) heap_getattr(tup, 2, RelationGetDescr(rel), &isnull);
+		p->has_unit = !isnull;
+		protected_cache = lappend(protected_cache, p);
+	}
+	MemoryContextSwitchTo(old);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return protected_cache;
+}
+
+/* dp_pg.invalidate_guard(): make every backend re-read the protected tables (at commit). */
+Datum
+dp_invalidate_guard(PG_FUNCTION_ARGS)
+{
+	Oid			relid = DpProtectedTablesRelid();
+
+	if (OidIsValid(relid))
+		CacheInvalidateRelcacheByRelid(relid);
+	PG_RETURN_VOID();
+}
+
+/* The entry of relid among the protected tables, or NULL. */
+static DpProtected *
+DpFindProtected(List *prot, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, prot)
+		if (((DpProtected *) lfirst(lc))->relid == relid)
+			return lfirst(lc);
+	return NULL;
+}
+
+/* Walker: true if the query (at any depth) reads a protected table. */
+static bool
+DpTouchesProtectedWalker(Node *node, List *prot)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		return rte->rtekind == RTE_RELATION && DpFindProtected(prot, rte->relid) != NULL;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, DpTouchesProtectedWalker, prot, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, DpTouchesProtectedWalker, prot);
+}
+
+/* True if a plan's range table reads a protected table. */
+bool
+DpPlanTouchesProtected(PlannedStmt *stmt)
+{
+	List	   *prot;
+	ListCell   *lc;
+
+	if (stmt->commandType == CMD_UTILITY)
+		return false;
+	prot = DpProtectedTables();
+	if (prot == NIL)
+		return false;
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+		if (rte->rtekind == RTE_RELATION && DpFindProtected(prot, rte->relid) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* Type whose built-in comparison operators cannot fail. */
+static bool
+DpSafeComparisonType(Oid type)
+{
+	switch (type)
+	{
+		case BOOLOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case NUMERICOID:
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+		case NAMEOID:
+		case CHAROID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case INTERVALOID:
+		case OIDOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Is opno a built-in comparison (or LIKE) operator on safe types?  Sets *is_like. */
+static bool
+DpSafeOperator(Oid opno, bool *is_like)
+{
+	HeapTuple	tup;
+	Form_pg_operator op;
+	const char *name;
+	bool		ok;
+
+	*is_like = false;
+	if (opno >= FirstNormalObjectId)
+		return false;
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opno));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	op = (Form_pg_operator) GETSTRUCT(tup);
+	name = NameStr(op->oprname);
+	ok = op->oprresult == BOOLOID && op->oprkind == 'b' &&
+		DpSafeComparisonType(op->oprleft) && DpSafeComparisonType(op->oprright);
+	if (ok)
+	{
+		if (strcmp(name, "~~") == 0 || strcmp(name, "~~*") == 0 ||
+			strcmp(name, "!~~") == 0 || strcmp(name, "!~~*") == 0)
+			*is_like = true;
+		else if (!(strcmp(name, "=") == 0 || strcmp(name, "<>") == 0 ||
+				   strcmp(name, "<") == 0 || strcmp(name, "<=") == 0 ||
+				   strcmp(name, ">") == 0 || strcmp(name, ">=") == 0))
+			ok = false;
+	}
+	ReleaseSysCache(tup);
+	return ok;
+}
+
+/* True if node contains a Var (of any level) or a volatile function. */
+static bool
+DpIsConstantExpr(Node *node)
+{
+	return !contain_var_clause(node) && !contain_volatile_functions(node) &&
+		!contain_agg_clause(node) && !contain_subplans(node);
+}
+
+static void DpCheckRowExpr(Node *node, const char *where);
+
+/* Check each element of a list of row expressions. */
+static void
+DpCheckRowList(List *list, const char *where)
+{
+	ListCell   *lc;
+
+	foreach(lc, list)
+		DpCheckRowExpr(lfirst(lc), where);
+}
+
+/*
+ * A row expression (WHERE, FILTER, dp aggregate value): only what cannot
+ * fail on a private value.
+ */
+static void
+DpCheckRowExpr(Node *node, const char *where)
+{
+	if (node == NULL)
+		return;
+	if (DpIsConstantExpr(node))
+		return;					/* no table column: errors cannot depend on rows */
+	switch (nodeTag(node))
+	{
+		case T_Var:
+			{
+				Var		   *v = (Var *) node;
+
+				if (v->varlevelsup != 0 || v->varattno <= 0)
+					DpGuardRefuse("system columns and whole-row references are not allowed",
+								  psprintf("Found one in %s.", where));
+				return;
+			}
+		case T_BoolExpr:
+			DpCheckRowList(((BoolExpr *) node)->args, where);
+			return;
+		case T_NullTest:
+			DpCheckRowExpr((Node *) ((NullTest *) node)->arg, where);
+			return;
+		case T_BooleanTest:
+			DpCheckRowExpr((Node *) ((BooleanTest *) node)->arg, where);
+			return;
+		case T_RelabelType:
+			DpCheckRowExpr((Node *) ((RelabelType *) node)->arg, where);
+			return;
+		case T_FuncExpr:
+			{
+				/* widening numeric casts cannot fail; nothing else is allowed */
+				FuncExpr   *f = (FuncExpr *) node;
+
+				switch (f->funcid)
+				{
+					case F_INT4_INT2:
+					case F_INT8_INT2:
+					case F_INT8_INT4:
+					case F_NUMERIC_INT2:
+					case F_NUMERIC_INT4:
+					case F_NUMERIC_INT8:
+					case F_FLOAT8_INT2:
+					case F_FLOAT8_INT4:
+					case F_FLOAT8_INT8:
+					case F_FLOAT8_FLOAT4:
+						if (f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST)
+						{
+							DpCheckRowList(f->args, where);
+							return;
+						}
+						break;
+					default:
+						break;
+				}
+				DpGuardRefuse("this function is not allowed on a protected table",
+							  psprintf("Function %s in %s could raise errors that reveal private values; "
+									   "only widening numeric casts are allowed on columns.",
+									   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", where));
+				return;
+			}
+		case T_CoalesceExpr:
+			DpCheckRowList(((CoalesceExpr *) node)->args, where);
+			return;
+		case T_CaseExpr:
+			{
+				CaseExpr   *c = (CaseExpr *) node;
+				ListCell   *lc;
+
+				if (c->arg != NULL)
+					DpGuardRefuse("CASE with a test expression is not allowed on a protected table",
+								  psprintf("Use CASE WHEN <comparison> THEN ... in %s.", where));
+				foreach(lc, c->args)
+				{
+					CaseWhen   *w = lfirst_node(CaseWhen, lc);
+
+					DpCheckRowExpr((Node *) w->expr, where);
+					DpCheckRowExpr((Node *) w->result, where);
+				}
+				DpCheckRowExpr((Node *) c->defresult, where);
+				return;
+			}
+		case T_OpExpr:
+		case T_DistinctExpr:
+			{
+				OpExpr	   *op = (OpExpr *) node;
+				bool		is_like;
+
+				if (!DpSafeOperator(op->opno, &is_like))
+					DpGuardRefuse("this operator is not allowed on a protected table",
+								  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
+										   get_opname(op->opno) ? get_opname(op->opno) : "?", where));
+				if (is_like && !DpIsConstantExpr(lsecond(op->args)))
+					DpGuardRefuse("a LIKE pattern must be a constant",
+								  psprintf("Found a pattern built from table columns in %s.", where));
+				DpCheckRowList(op->args, where);
+				return;
+			}
+		case T_ScalarArrayOpExpr:
+			{
+				ScalarArrayOpExpr *sa = (ScalarArrayOpExpr *) node;
+				bool		is_like;
+
+				if (!DpSafeOperator(sa->opno, &is_like) || is_like ||
+					!DpIsConstantExpr(lsecond(sa->args)))
+					DpGuardRefuse("only IN / = ANY over a constant list is allowed",
+								  psprintf("Found another array comparison in %s.", where));
+				DpCheckRowExpr(linitial(sa->args), where);
+				return;
+			}
+		default:
+			DpGuardRefuse("this expression is not allowed on a protected table",
+						  psprintf("Functions, casts and arithmetic on private columns in %s could raise errors that reveal values; "
+								   "only comparisons, LIKE, AND/OR/NOT, IS NULL, CASE WHEN and COALESCE are allowed.", where));
+	}
+}
+
+/* Context of the released-value check. */
+typedef struct DpReleaseContext
+{
+	int			ndp;			/* dp aggregates found */
+} DpReleaseContext;
+
+/*
+ * Walker over the target list and HAVING: table columns only inside dp
+ * aggregates, whose row arguments are checked; no other aggregate.
+ */
+static bool
+DpCheckReleasedWalker(Node *node, DpReleaseContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *agg = (Aggref *) node;
+		const DpAggKind *kind = DpKindOfAggregate(agg->aggfnoid);
+		ListCell   *lc;
+		int			argno = 0;
+
+		if (kind == NULL)
+			DpGuardRefuse("only dp aggregates may read a protected table",
+						  psprintf("Aggregate %s is not differentially private.", get_func_name(agg->aggfnoid)));
+		if (agg->aggdistinct != NIL || agg->aggorder != NIL)
+			DpGuardRefuse("DISTINCT and ORDER BY inside a dp aggregate are not allowed on a protected table",
+						  "Use the aggregate on the column itself.");
+		DpCheckRowExpr((Node *) agg->aggfilter, "an aggregate FILTER clause");
+		foreach(lc, agg->args)
+		{
+			Node	   *arg = (Node *) lfirst_node(TargetEntry, lc)->expr;
+			bool		is_const = (argno == kind->mech_argno);
+
+			for (int i = 0; i < kind->nconst; i++)
+				if (kind->const_argnos[i] == argno)
+					is_const = true;
+			if (is_const)
+			{
+				if (contain_var_clause(arg))
+					DpGuardRefuse("dp aggregate parameters must be constants",
+								  "Mechanisms and bounds may not depend on table columns.");
+			}
+			else
+				DpCheckRowExpr(arg, "a dp aggregate argument");
+			argno++;
+		}
+		cxt->ndp++;
+		return false;			/* do not look into the arguments again */
+	}
+	if (IsA(node, Var))
+		DpGuardRefuse("table columns may only appear inside dp aggregates",
+					  "Selecting, grouping or ordering by a protected column would release it.");
+	if (IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, GroupingFunc))
+		DpGuardRefuse("window functions, subqueries and GROUPING() are not allowed on a protected table",
+					  "Each of them could release values outside the dp aggregates.");
+	return expression_tree_walker(node, DpCheckReleasedWalker, cxt);
+}
+
+/* Validate an analyst's query that touches a protected table; returns that table's RTE. */
+static RangeTblEntry *
+DpGuardValidate(Query *q, List *prot)
+{
+	RangeTblEntry *rte;
+	DpProtected *p;
+	DpReleaseContext cxt = {0};
+	FromExpr   *from = q->jointree;
+
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
+		DpGuardRefuse("only SELECT may read a protected table", "Data changes and utility commands are not dp queries.");
+	if (q->cteList != NIL || q->hasRecursive || q->hasModifyingCTE)
+		DpGuardRefuse("WITH is not allowed on a protected table", "A CTE could release a second result.");
+	if (q->setOperations != NULL)
+		DpGuardRefuse("UNION, INTERSECT and EXCEPT are not allowed on a protected table", "Each branch would be a release of its own.");
+	if (q->hasSubLinks)
+		DpGuardRefuse("subqueries are not allowed on a protected table", "A subquery could read rows or release a second result.");
+	if (q->hasWindowFuncs)
+		DpGuardRefuse("window functions are not allowed on a protected table", "They release one value per row.");
+	if (q->hasTargetSRFs)
+		DpGuardRefuse("set-returning functions are not allowed on a protected table", "They can multiply releases.");
+	if (q->groupClause != NIL || q->groupingSets != NIL || q->groupDistinct)
+		DpGuardRefuse("GROUP BY on a protected table is not supported yet",
+					  "Use dp_histogram(column, ARRAY[keys], mechanism) for per-key answers, or dp_histogram(column, mechanism).");
+	if (q->distinctClause != NIL || q->hasDistinctOn)
+		DpGuardRefuse("DISTINCT is not allowed on a protected table", "It is not needed on a single released row.");
+	if (q->rowMarks != NIL || q->hasForUpdate)
+		DpGuardRefuse("FOR UPDATE / SHARE is not allowed on a protected table", "Row locks act on private rows.");
+	if (!q->hasAggs)
+		DpGuardRefuse("a query on a protected table must release only dp aggregates", "Raw rows are never released.");
+	if (list_length(q->rtable) != 1 || from == NULL || list_length(from->fromlist) != 1 ||
+		!IsA(linitial(from->fromlist), RangeTblRef))
+		DpGuardRefuse("a dp query reads exactly one protected table, alone",
+					  "Joins, subqueries in FROM, functions and VALUES are not allowed beside a protected table yet.");
+	rte = linitial_node(RangeTblEntry, q->rtable);
+	if (rte->rtekind != RTE_RELATION || (p = DpFindProtected(prot, rte->relid)) == NULL)
+		DpGuardRefuse("a dp query reads exactly one protected table, alone",
+					  "The protected table must be the only relation of the query.");
+	if (rte->tablesample != NULL)
+		DpGuardRefuse("TABLESAMPLE is not allowed on a protected table", "Sampling is not a dp aggregate.");
+	if (p->has_unit)
+		DpGuardRefuse("tables with a privacy unit cannot be queried yet",
+					  "Per-unit contribution bounding is not built yet; protect the table without a privacy unit.");
+
+	DpCheckRowExpr(from->quals, "the WHERE clause");
+	DpCheckReleasedWalker((Node *) q->targetList, &cxt);
+	DpCheckReleasedWalker(q->havingQual, &cxt);
+	if (contain_var_clause(q->limitCount) || contain_var_clause(q->limitOffset))
+		DpGuardRefuse("LIMIT and OFFSET must be constants", "They may not depend on table columns.");
+	if (cxt.ndp == 0)
+		DpGuardRefuse("a query on a protected table must release only dp aggregates", "Raw rows are never released.");
+	return rte;
+}
+
+
+/* ------------------------------------------------------------------------
+ * Catalog side channels
+ * ------------------------------------------------------------------------
+ */
+
+/* Context of the masking rewrite. */
+typedef struct DpMaskContext
+{
+	Const	   *hidden;			/* oid[] of relations whose size is hidden */
+	Oid			oid_eq;			/* oid = oid */
+	List	   *levels;			/* per query level (innermost last): Bitmapset of pg_class rt indexes */
+	bool		changed;
+} DpMaskContext;
+
+/* Relations whose size the current user may not see: protected tables he cannot read, their indexes and TOAST. */
+static List *
+DpHiddenRelations(List *prot)
+{
+	List	   *hidden = NIL;
+	ListCell   *lc;
+
+	foreach(lc, prot)
+	{
+		DpProtected *p = lfirst(lc);
+		Relation	rel;
+
+		if (pg_class_aclcheck(p->relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+			continue;
+		rel = try_relation_open(p->relid, AccessShareLock);
+		if (rel == NULL)
+			continue;
+		hidden = lappend_oid(hidden, p->relid);
+		hidden = list_concat(hidden, RelationGetIndexList(rel));
+		if (OidIsValid(rel->rd_rel->reltoastrelid))
+		{
+			Relation	toast = try_relation_open(rel->rd_rel->reltoastrelid, AccessShareLock);
+
+			hidden = lappend_oid(hidden, rel->rd_rel->reltoastrelid);
+			if (toast != NULL)
+			{
+				hidden = list_concat(hidden, RelationGetIndexList(toast));
+				relation_close(toast, AccessShareLock);
+			}
+		}
+		relation_close(rel, AccessShareLock);
+	}
+	return hidden;
+}
+
+/* CASE WHEN oidexpr = ANY(hidden) THEN NULL ELSE expr END */
+static Node *
+DpMaskExpr(Node *expr, Node *oidexpr, DpMaskContext *cxt)
+{
+	CaseExpr   *c = makeNode(CaseExpr);
+	CaseWhen   *w = makeNode(CaseWhen);
+	ScalarArrayOpExpr *sa = makeNode(ScalarArrayOpExpr);
+	Oid			type = exprType(expr);
+
+	sa->opno = cxt->oid_eq;
+	sa->opfuncid = F_OIDEQ;
+	sa->useOr = true;
+	sa->inputcollid = InvalidOid;
+	sa->args = list_make2(oidexpr, copyObject(cxt->hidden));
+	sa->location = -1;
+	w->expr = (Expr *) sa;
+	w->result = (Expr *) makeNullConst(type, exprTypmod(expr), exprCollation(expr));
+	w->location = -1;
+	c->casetype = type;
+	c->casecollid = exprCollation(expr);
+	c->arg = NULL;
+	c->args = list_make1(w);
+	c->defresult = (Expr *) expr;
+	c->location = -1;
+	cxt->changed = true;
+	return (Node *) c;
+}
+
+/* Does a function reveal a relation's size or row counts? (first argument: the relation) */
+static bool
+DpSizeFunction(Oid funcid)
+{
+	char	   *name;
+	bool		result;
+
+	if (funcid >= FirstNormalObjectId)
+		return false;
+	name = get_func_name(funcid);
+	if (name == NULL)
+		return false;
+	result = strncmp(name, "pg_stat_get_", 12) == 0 ||
+		strcmp(name, "pg_relation_size") == 0 || strcmp(name, "pg_table_size") == 0 ||
+		strcmp(name, "pg_indexes_size") == 0 || strcmp(name, "pg_total_relation_size") == 0;
+	pfree(name);
+	return result;
+}
+
+/* Mutator: mask size columns of pg_class and size / statistics functions. */
+static Node *
+DpMaskMutator(Node *node, DpMaskContext *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Query))
+	{
+		Query	   *q = (Query *) node;
+		Bitmapset  *pgclass = NULL;
+		int			rti = 0;
+		ListCell   *lc;
+
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+			rti++;
+			if (rte->rtekind == RTE_RELATION && rte->relid == RelationRelationId)
+				pgclass = bms_add_member(pgclass, rti);
+		}
+		cxt->levels = lappend(cxt->levels, pgclass);
+		q = query_tree_mutator(q, DpMaskMutator, cxt, QTW_DONT_COPY_QUERY);
+		cxt->levels = list_delete_last(cxt->levels);
+		return (Node *) q;
+	}
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+		int			level = list_length(cxt->levels) - 1 - (int) v->varlevelsup;
+
+		if ((v->varattno == Anum_pg_class_reltuples || v->varattno == Anum_pg_class_relpages ||
+			 v->varattno == Anum_pg_class_relallvisible) &&
+			level >= 0 && bms_is_member(v->varno, (Bitmapset *) list_nth(cxt->levels, level)))
+			return DpMaskExpr(node, (Node *) makeVar(v->varno, Anum_pg_class_oid, OIDOID, -1,
+													 InvalidOid, v->varlevelsup), cxt);
+		return node;
+	}
+	if (IsA(node, FuncExpr))
+	{
+		FuncExpr   *f = (FuncExpr *) expression_tree_mutator(node, DpMaskMutator, cxt);
+
+		if (f->args != NIL && DpSizeFunction(f->funcid))
+		{
+			Node	   *arg = linitial(f->args);
+			Oid			argtype = exprType(arg);
+
+			if (argtype == OIDOID || argtype == REGCLASSOID)
+				return DpMaskExpr((Node *) f,
+								  (Node *) makeRelabelType((Expr *) copyObject(arg), OIDOID, -1, InvalidOid,
+														   COERCE_IMPLICIT_CAST), cxt);
+		}
+		return (Node *) f;
+	}
+	return expression_tree_mutator(node, DpMaskMutator, cxt);
+}
+
+/* Walker: does the query read pg_class or call a size / statistics function? */
+static bool
+DpNeedsMaskWalker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+		return ((RangeTblEntry *) node)->rtekind == RTE_RELATION &&
+			((RangeTblEntry *) node)->relid == RelationRelationId;
+	if (IsA(node, FuncExpr) && DpSizeFunction(((FuncExpr *) node)->funcid))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, DpNeedsMaskWalker, context, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, DpNeedsMaskWalker, context);
+}
+
+/* Hide the size of protected tables the user cannot read; true if the query changed. */
+static bool
+DpMaskCatalog(Query *parse, List *prot)
+{
+	List	   *hidden;
+	DpMaskContext cxt;
+	Datum	   *elems;
+	int			n;
+	ListCell   *lc;
+	int			i = 0;
+
+	if (!DpNeedsMaskWalker((Node *) parse, NULL))
+		return false;
+	hidden = DpHiddenRelations(prot);
+	n = list_length(hidden);
+	if (n == 0)
+		return false;
+	elems = palloc(sizeof(Datum) * n);
+	foreach(lc, hidden)
+		elems[i++] = ObjectIdGetDatum(lfirst_oid(lc));
+	cxt.hidden = makeConst(OIDARRAYOID, -1, InvalidOid, -1,
+						   PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT)),
+						   false, false);
+	cxt.oid_eq = OpernameGetOprid(list_make1(makeString("=")), OIDOID, OIDOID);
+	cxt.levels = NIL;
+	cxt.changed = false;
+	(void) DpMaskMutator((Node *) parse, &cxt);
+	return cxt.changed;
+}
+
+/* True if the current user is an analyst (fail closed if unknown). */
+static bool
+DpCurrentUserIsAnalyst(void)
+{
+	Oid			roles[DP_MAX_CHARGE_ROLES];
+
+	return DpLedgerChargedRoles(roles) > 0;
+}
+
+/* planner_hook: guard analysts' queries on protected tables. */
+static PlannedStmt *
+DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
+			   ParamListInfo boundParams)
+{
+	PlannedStmt *result;
+	bool		elevated = false;
+
+	if (!superuser())
+	{
+		List	   *prot = DpProtectedTables();
+
+		if (prot != NIL && DpMaskCatalog(parse, prot))
+			elevated = true;	/* the rewrite depends on the user's privileges */
+		if (prot != NIL &&
+			DpTouchesProtectedWalker((Node *) parse, prot) &&
+			DpCurrentUserIsAnalyst())
+		{
+			RangeTblEntry *rte = DpGuardValidate(parse, prot);
+			HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
+
+			if (!HeapTupleIsValid(tup))
+				elog(ERROR, "cache lookup failed for relation %u", rte->relid);
+			/* this plan, and only this plan, reads the table as its owner */
+			rte->checkAsUser = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+			ReleaseSysCache(tup);
+			elevated = true;
+		}
+	}
+
+	if (prev_planner)
+		result = prev_planner(parse, query_string, cursorOptions, boundParams);
+	else
+		result = standard_planner(parse, query_string, cursorOptions, boundParams);
+	if (elevated)
+		result->dependsOnRole = true;
+	return result;
+}
+
+/* ERROR if an analyst EXPLAINs a plan that reads a protected table (ExecutorStart). */
+void
+DpGuardExplain(QueryDesc *queryDesc, int eflags)
+{
+	if (((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && queryDesc->instrument_options == 0) ||
+		superuser())
+		return;
+	if (DpPlanTouchesProtected(queryDesc->plannedstmt) && DpCurrentUserIsAnalyst())
+		DpGuardRefuse("EXPLAIN is not allowed on a protected table",
+					  "Plan estimates and run-time statistics reveal row counts.");
+}
+
+/* Install the planner hook (only when preloaded). */
+void
+DpGuardInit(void)
+{
+	if (!dp_pg_preloaded)
+		return;
+	prev_planner = planner_hook;
+	planner_hook = DpGuardPlanner;
+	CacheRegisterRelcacheCallback(DpGuardRelcacheCallback, (Datum) 0);
+}
