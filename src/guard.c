@@ -760,7 +760,12 @@ DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
 	PlannedStmt *result;
 	bool		elevated = false;
 
-	if (!superuser())
+	/*
+	 * Superuser sessions skip the guard; anyone else is checked, also inside
+	 * a superuser's SECURITY DEFINER function called by an analyst (the
+	 * session user is charged and guarded: ledger.c).
+	 */
+	if (!(superuser() && superuser_arg(GetSessionUserId())))
 	{
 		List	   *prot = DpProtectedTables();
 
@@ -796,7 +801,7 @@ void
 DpGuardExplain(QueryDesc *queryDesc, int eflags)
 {
 	if (((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && queryDesc->instrument_options == 0) ||
-		superuser())
+		(superuser() && superuser_arg(GetSessionUserId())))
 		return;
 	if (DpPlanTouchesProtected(queryDesc->plannedstmt) && DpCurrentUserIsAnalyst())
 		DpGuardRefuse("EXPLAIN is not allowed on a protected table",
