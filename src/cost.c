@@ -652,7 +652,8 @@ DpExecutorStart(QueryDesc *queryDesc, int eflags)
 	MemoryContext old;
 
 	/* estimates and run-time statistics of protected tables are not for analysts */
-	DpGuardExplain(queryDesc, eflags);
+	if (!estimate_only)
+		DpGuardExplain(queryDesc, eflags);
 
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
