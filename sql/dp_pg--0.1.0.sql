@@ -441,6 +441,21 @@ GRANT SELECT ON dp_pg.protected_tables, dp_pg.public_keys TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('dp_pg.protected_tables', '');
 SELECT pg_catalog.pg_extension_config_dump('dp_pg.public_keys', '');
 
+CREATE FUNCTION dp_pg.revoke_from_analysts(tbl regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	r regrole;
+BEGIN
+	FOR r IN SELECT b.role FROM dp_pg.budgets b
+	         WHERE has_table_privilege(b.role, tbl, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
+	           AND b.role <> (SELECT relowner FROM pg_class WHERE oid = tbl)
+	LOOP
+		EXECUTE format('REVOKE ALL ON %s FROM %s', tbl, r);
+		RAISE WARNING 'revoked the privileges of analyst % on protected table %', r, tbl;
+	END LOOP;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.revoke_from_analysts(regclass) FROM PUBLIC;
+
 CREATE FUNCTION dp_pg.protect(tbl regclass, privacy_unit name DEFAULT NULL,
 	max_groups_contributed int DEFAULT 1, max_rows_per_unit int DEFAULT 1)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$
@@ -474,6 +489,8 @@ BEGIN
 		max_groups_contributed = EXCLUDED.max_groups_contributed,
 		max_rows_per_unit = EXCLUDED.max_rows_per_unit;
 	EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', tbl);
+	-- analysts must hold no privilege on it (the guard reads it for them)
+	PERFORM dp_pg.revoke_from_analysts(tbl);
 END $$;
 COMMENT ON FUNCTION dp_pg.protect(regclass, name, int, int) IS
 	'mark a table private: analysts reach it only through dp aggregates (revokes PUBLIC privileges)';

@@ -55,12 +55,15 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
+#include "catalog/pg_statistic.h"
+#include "catalog/pg_statistic_ext.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
+#include "tcop/utility.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_oper.h"
 #include "utils/acl.h"
@@ -78,6 +81,7 @@
 #include "ledger.h"
 
 static planner_hook_type prev_planner = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 PG_FUNCTION_INFO_V1(dp_invalidate_guard);
 
@@ -288,12 +292,52 @@ DpSafeOperator(Oid opno, bool *is_like)
 	return ok;
 }
 
-/* True if node contains a Var (of any level) or a volatile function. */
+/* Walker: true if the expression contains a Param. */
+static bool
+DpContainsParamWalker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, DpContainsParamWalker, context);
+}
+
+/*
+ * True if node is a constant the planner folds before execution: no Var, no
+ * Param and only immutable functions.  Such an expression either fails while
+ * planning, for every row alike, or never; anything evaluated per row (a
+ * stable function, a parameter fed to a function) could fail only on the
+ * rows that reach it, an error oracle.
+ */
 static bool
 DpIsConstantExpr(Node *node)
 {
-	return !contain_var_clause(node) && !contain_volatile_functions(node) &&
-		!contain_agg_clause(node) && !contain_subplans(node);
+	return !contain_var_clause(node) && !contain_mutable_functions(node) &&
+		!contain_agg_clause(node) && !contain_subplans(node) &&
+		!DpContainsParamWalker(node, NULL);
+}
+
+/* A constant, a bound parameter, or an array of those: values that are only compared. */
+static bool
+DpIsBoundValue(Node *node)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RelabelType))
+		return DpIsBoundValue((Node *) ((RelabelType *) node)->arg);
+	if (IsA(node, Param))
+		return ((Param *) node)->paramkind == PARAM_EXTERN;
+	if (IsA(node, ArrayExpr))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((ArrayExpr *) node)->elements)
+			if (!DpIsBoundValue(lfirst(lc)))
+				return false;
+		return true;
+	}
+	return DpIsConstantExpr(node);
 }
 
 static void DpCheckRowExpr(Node *node, const char *where);
@@ -318,9 +362,14 @@ DpCheckRowExpr(Node *node, const char *where)
 	if (node == NULL)
 		return;
 	if (DpIsConstantExpr(node))
-		return;					/* no table column: errors cannot depend on rows */
+		return;					/* folded while planning: errors cannot depend on rows */
 	switch (nodeTag(node))
 	{
+		case T_Param:
+			if (((Param *) node)->paramkind != PARAM_EXTERN)
+				DpGuardRefuse("only bound parameters may appear on a protected table",
+							  psprintf("Found another parameter in %s.", where));
+			return;				/* a bound value, compared as it is: cannot fail */
 		case T_Var:
 			{
 				Var		   *v = (Var *) node;
@@ -407,7 +456,10 @@ DpCheckRowExpr(Node *node, const char *where)
 										   get_opname(op->opno) ? get_opname(op->opno) : "?", where));
 				if (is_like && !DpIsConstantExpr(lsecond(op->args)))
 					DpGuardRefuse("a LIKE pattern must be a constant",
-								  psprintf("Found a pattern built from table columns in %s.", where));
+								  psprintf("Found a pattern built from table columns or parameters in %s.", where));
+				if (is_like && OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))
+					DpGuardRefuse("LIKE under a nondeterministic collation is not allowed on a protected table",
+								  psprintf("It fails only on the rows that reach it (%s).", where));
 				DpCheckRowList(op->args, where);
 				return;
 			}
@@ -417,7 +469,7 @@ DpCheckRowExpr(Node *node, const char *where)
 				bool		is_like;
 
 				if (!DpSafeOperator(sa->opno, &is_like) || is_like ||
-					!DpIsConstantExpr(lsecond(sa->args)))
+					!DpIsBoundValue(lsecond(sa->args)))
 					DpGuardRefuse("only IN / = ANY over a constant list is allowed",
 								  psprintf("Found another array comparison in %s.", where));
 				DpCheckRowExpr(linitial(sa->args), where);
@@ -549,6 +601,8 @@ DpGuardValidate(Query *q, List *prot)
  * ------------------------------------------------------------------------
  */
 
+static bool DpCurrentUserIsAnalyst(void);
+
 /* Context of the masking rewrite. */
 typedef struct DpMaskContext
 {
@@ -558,19 +612,25 @@ typedef struct DpMaskContext
 	bool		changed;
 } DpMaskContext;
 
-/* Relations whose size the current user may not see: protected tables he cannot read, their indexes and TOAST. */
+/*
+ * Relations whose size and statistics the current user may not see: the
+ * protected tables he cannot read, or all of them for an analyst (a direct
+ * grant does not make statistics safe), with their indexes and TOAST.
+ */
 static List *
 DpHiddenRelations(List *prot)
 {
 	List	   *hidden = NIL;
 	ListCell   *lc;
+	/* while the ledger cannot tell, hide as for an analyst (fail closed, no wait) */
+	bool		analyst = !DpLedgerReady() || DpCurrentUserIsAnalyst();
 
 	foreach(lc, prot)
 	{
 		DpProtected *p = lfirst(lc);
 		Relation	rel;
 
-		if (pg_class_aclcheck(p->relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+		if (!analyst && pg_class_aclcheck(p->relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
 			continue;
 		rel = try_relation_open(p->relid, AccessShareLock);
 		if (rel == NULL)
@@ -593,14 +653,11 @@ DpHiddenRelations(List *prot)
 	return hidden;
 }
 
-/* CASE WHEN oidexpr = ANY(hidden) THEN NULL ELSE expr END */
-static Node *
-DpMaskExpr(Node *expr, Node *oidexpr, DpMaskContext *cxt)
+/* oidexpr = ANY(hidden) */
+static Expr *
+DpMaskTest(Node *oidexpr, DpMaskContext *cxt)
 {
-	CaseExpr   *c = makeNode(CaseExpr);
-	CaseWhen   *w = makeNode(CaseWhen);
 	ScalarArrayOpExpr *sa = makeNode(ScalarArrayOpExpr);
-	Oid			type = exprType(expr);
 
 	sa->opno = cxt->oid_eq;
 	sa->opfuncid = F_OIDEQ;
@@ -608,7 +665,18 @@ DpMaskExpr(Node *expr, Node *oidexpr, DpMaskContext *cxt)
 	sa->inputcollid = InvalidOid;
 	sa->args = list_make2(oidexpr, copyObject(cxt->hidden));
 	sa->location = -1;
-	w->expr = (Expr *) sa;
+	return (Expr *) sa;
+}
+
+/* CASE WHEN oidexpr = ANY(hidden) THEN NULL ELSE expr END */
+static Node *
+DpMaskExpr(Node *expr, Node *oidexpr, DpMaskContext *cxt)
+{
+	CaseExpr   *c = makeNode(CaseExpr);
+	CaseWhen   *w = makeNode(CaseWhen);
+	Oid			type = exprType(expr);
+
+	w->expr = DpMaskTest(oidexpr, cxt);
 	w->result = (Expr *) makeNullConst(type, exprTypmod(expr), exprCollation(expr));
 	w->location = -1;
 	c->casetype = type;
@@ -664,6 +732,32 @@ DpMaskMutator(Node *node, DpMaskContext *cxt)
 		cxt->levels = lappend(cxt->levels, pgclass);
 		q = query_tree_mutator(q, DpMaskMutator, cxt, QTW_DONT_COPY_QUERY);
 		cxt->levels = list_delete_last(cxt->levels);
+
+		/* statistics rows (pg_stats, pg_stats_ext) of hidden relations are filtered out */
+		rti = 0;
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+			AttrNumber	relcol = 0;
+
+			rti++;
+			if (rte->rtekind != RTE_RELATION)
+				continue;
+			if (rte->relid == StatisticRelationId)
+				relcol = Anum_pg_statistic_starelid;
+			else if (rte->relid == StatisticExtRelationId)
+				relcol = Anum_pg_statistic_ext_stxrelid;
+			if (relcol != 0 && q->jointree != NULL)
+			{
+				Node	   *keep = (Node *) makeBoolExpr(NOT_EXPR,
+														 list_make1(DpMaskTest((Node *) makeVar(rti, relcol, OIDOID, -1, InvalidOid, 0), cxt)),
+														 -1);
+
+				q->jointree->quals = q->jointree->quals ?
+					(Node *) makeBoolExpr(AND_EXPR, list_make2(q->jointree->quals, keep), -1) : keep;
+				cxt->changed = true;
+			}
+		}
 		return (Node *) q;
 	}
 	if (IsA(node, Var))
@@ -671,6 +765,10 @@ DpMaskMutator(Node *node, DpMaskContext *cxt)
 		Var		   *v = (Var *) node;
 		int			level = list_length(cxt->levels) - 1 - (int) v->varlevelsup;
 
+		if (v->varattno == 0 && level >= 0 &&
+			bms_is_member(v->varno, (Bitmapset *) list_nth(cxt->levels, level)))
+			DpGuardRefuse("whole-row references to pg_class are not allowed here",
+						  "They would show the size of protected tables; name the columns instead.");
 		if ((v->varattno == Anum_pg_class_reltuples || v->varattno == Anum_pg_class_relpages ||
 			 v->varattno == Anum_pg_class_relallvisible) &&
 			level >= 0 && bms_is_member(v->varno, (Bitmapset *) list_nth(cxt->levels, level)))
@@ -705,7 +803,9 @@ DpNeedsMaskWalker(Node *node, void *context)
 		return false;
 	if (IsA(node, RangeTblEntry))
 		return ((RangeTblEntry *) node)->rtekind == RTE_RELATION &&
-			((RangeTblEntry *) node)->relid == RelationRelationId;
+			(((RangeTblEntry *) node)->relid == RelationRelationId ||
+			 ((RangeTblEntry *) node)->relid == StatisticRelationId ||
+			 ((RangeTblEntry *) node)->relid == StatisticExtRelationId);
 	if (IsA(node, FuncExpr) && DpSizeFunction(((FuncExpr *) node)->funcid))
 		return true;
 	if (IsA(node, Query))
@@ -808,6 +908,35 @@ DpGuardExplain(QueryDesc *queryDesc, int eflags)
 					  "Plan estimates and run-time statistics reveal row counts.");
 }
 
+/*
+ * ProcessUtility hook: COPY of a catalog table is not planned, so the size
+ * columns of pg_class could not be hidden there: refuse it while protected
+ * tables are hidden from the user.
+ */
+static void
+DpGuardProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					  ProcessUtilityContext context, ParamListInfo params,
+					  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *stmt = pstmt->utilityStmt;
+
+	if (IsA(stmt, CopyStmt) && ((CopyStmt *) stmt)->relation != NULL &&
+		!(superuser() && superuser_arg(GetSessionUserId())))
+	{
+		Oid			relid = RangeVarGetRelid(((CopyStmt *) stmt)->relation, NoLock, true);
+
+		if ((relid == RelationRelationId || relid == StatisticRelationId ||
+			 relid == StatisticExtRelationId) &&
+			DpHiddenRelations(DpProtectedTables()) != NIL)
+			DpGuardRefuse("COPY of this catalog is not allowed while protected tables are hidden",
+						  "It would show their size; use COPY (SELECT ...) TO instead.");
+	}
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+}
+
 /* Install the planner hook (only when preloaded). */
 void
 DpGuardInit(void)
@@ -816,5 +945,7 @@ DpGuardInit(void)
 		return;
 	prev_planner = planner_hook;
 	planner_hook = DpGuardPlanner;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = DpGuardProcessUtility;
 	CacheRegisterRelcacheCallback(DpGuardRelcacheCallback, (Datum) 0);
 }
