@@ -520,3 +520,19 @@ COMMENT ON FUNCTION dp_pg.set_public_keys(regclass, name, anyarray) IS
 	'declare the values of a column public (for grouping by them)';
 REVOKE EXECUTE ON FUNCTION dp_pg.protect(regclass, name, int, int), dp_pg.unprotect(regclass),
 	dp_pg.set_public_keys(regclass, name, anyarray) FROM PUBLIC;
+
+-- private partition selection for GROUP BY on a non-public key (the guard adds
+-- it to HAVING for analysts; anyone may use it): true iff the group's noisy
+-- row count reaches the threshold of dp_pg.partition_threshold(mech)
+CREATE FUNCTION dp_pg.partition_keep_final(int8) RETURNS bool
+	AS 'MODULE_PATHNAME', 'dp_partition_keep_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.partition_keep(dp_mechanism) (
+	SFUNC = pg_catalog.int8inc_any,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_pg.partition_keep_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_pg.partition_keep(dp_mechanism) IS
+	'private partition selection: release this group only if its noisy count reaches the threshold';

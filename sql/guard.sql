@@ -334,6 +334,39 @@ RESET SESSION AUTHORIZATION;
 SELECT * FROM dp_test.g_since_mark(4, 2, 0);
 
 --
+-- 2b. GROUP BY a protected column: the guard adds private partition selection
+-- (dp_pg.partition_keep with dp_pg.partition_mechanism) to HAVING, so a group
+-- is released only if its noisy row count reaches the threshold, and that
+-- selection is charged with the query.  The 4 regions (about 250 rows each,
+-- threshold about 65 at the default gaussian(0.5, 1e-8)) come out with
+-- probability > 1 - 1e-30; unique names (one row each) come out with
+-- probability <= 1000 x 1e-15 at delta 1e-15.  Row counts via :ROW_COUNT.
+--
+SELECT dp_test.g_set_mark();
+SET SESSION AUTHORIZATION dp_g_analyst;
+SET search_path = clinic, public;
+SELECT region, dp_count(*) FROM patients GROUP BY region \g /dev/null
+\echo regions released: :ROW_COUNT
+SET dp_pg.partition_mechanism = 'gaussian(epsilon=0.5, delta=1e-15)';
+SELECT name, dp_count(*) FROM patients GROUP BY name \g /dev/null
+\echo names released: :ROW_COUNT
+SELECT dp_count(*) FROM patients GROUP BY name \g /dev/null
+\echo groups released: :ROW_COUNT
+SELECT 1 FROM patients GROUP BY name HAVING dp_count(*) > 0 \g /dev/null
+\echo rows released: :ROW_COUNT
+RESET dp_pg.partition_mechanism;
+BEGIN;
+DECLARE c_group CURSOR FOR SELECT region, dp_count(*) FROM clinic.patients GROUP BY region;
+FETCH ALL FROM c_group \g /dev/null
+\echo cursor rows: :ROW_COUNT
+COMMIT;
+-- a key expression could fail on private values: refused
+SELECT dp_test.g_err($q$SELECT lower(name), dp_count(*) FROM patients GROUP BY lower(name)$q$) AS key_expression;
+RESET SESSION AUTHORIZATION;
+-- 5 charges of laplace(epsilon=1) (dp_count(*)) + partition selection (0.5, delta)
+SELECT * FROM dp_test.g_since_mark(5, 7.5, 0.000000020000003);
+
+--
 -- 3. BYPASS corpus: every statement is refused before it runs, and the ledger
 -- does not move.  One line per statement: result|statement.
 --
@@ -484,16 +517,16 @@ SELECT dp_test.g_err(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$SELECT DISTINCT dp_count(*) FROM patients$q$
 ]) AS q;
 
--- GROUP BY (v1: not yet; use dp_histogram), GROUPING SETS, ROLLUP, CUBE
+-- GROUP BY with raw aggregates or keys, GROUPING SETS, ROLLUP, CUBE (plain
+-- GROUP BY with dp aggregates is allowed: section 2b)
 SELECT dp_test.g_err(q) AS result, q AS statement FROM unnest(ARRAY[
-	$q$SELECT region, dp_count(*) FROM patients GROUP BY region$q$,
-	$q$SELECT name, dp_count(*) FROM patients GROUP BY name$q$,
-	$q$SELECT dp_count(*) FROM patients GROUP BY name$q$,
 	$q$SELECT region, count(*) FROM patients GROUP BY region$q$,
+	$q$SELECT region, dp_count(*), max(age) FROM patients GROUP BY region$q$,
+	$q$SELECT region, name, dp_count(*) FROM patients GROUP BY region$q$,
+	$q$SELECT age + 1, dp_count(*) FROM patients GROUP BY age + 1$q$,
 	$q$SELECT region, dp_count(*) FROM patients GROUP BY ROLLUP (region)$q$,
 	$q$SELECT region, sensitive, dp_count(*) FROM patients GROUP BY CUBE (region, sensitive)$q$,
-	$q$SELECT region, dp_count(id, dp_laplace(1)) FROM patients GROUP BY GROUPING SETS ((region), ())$q$,
-	$q$SELECT 1 FROM patients GROUP BY name HAVING dp_count(*) > 0$q$
+	$q$SELECT region, dp_count(id, dp_laplace(1)) FROM patients GROUP BY GROUPING SETS ((region), ())$q$
 ]) AS q;
 
 -- ORDER BY / LIMIT tricks
@@ -717,7 +750,7 @@ SELECT dp_test.g_err(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$DECLARE c_raw CURSOR FOR SELECT name FROM clinic.patients$q$,
 	$q$DECLARE c_scroll SCROLL CURSOR FOR SELECT name FROM clinic.patients$q$,
 	$q$DECLARE c_hold CURSOR WITH HOLD FOR SELECT * FROM clinic.patients$q$,
-	$q$DECLARE c_group CURSOR FOR SELECT region, dp_count(*) FROM clinic.patients GROUP BY region$q$
+	$q$DECLARE c_group_raw CURSOR FOR SELECT region, count(*) FROM clinic.patients GROUP BY region$q$
 ]) AS q;
 
 \pset format aligned
@@ -750,7 +783,7 @@ PREPARE p_mech(int) AS SELECT dp_count(id, dp_laplace($1 + age)) FROM patients;
 \echo :SQLSTATE
 PREPARE p_oracle(int) AS SELECT dp_count(*) FROM patients WHERE 1 / (age - $1) > 0;
 \echo :SQLSTATE
-PREPARE p_group AS SELECT region, dp_count(*) FROM patients GROUP BY region;
+PREPARE p_group AS SELECT region, count(*) FROM patients GROUP BY region;
 \echo :SQLSTATE
 -- (PREPARE only parses; the guard refuses when the plan is made)
 EXECUTE p_one(10);

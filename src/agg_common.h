@@ -47,6 +47,7 @@ extern const DpAggKind dp_avg_kind;
 extern const DpAggKind dp_histogram_bins_kind;
 extern const DpAggKind dp_histogram_width_kind;
 extern const DpAggKind dp_histogram_keys_kind;
+extern const DpAggKind dp_partition_keep_kind;
 
 /* Throw 22023 for a mechanism error message from the plain-C core. */
 extern void DpReportMechanismError(const char *err) pg_attribute_noreturn();

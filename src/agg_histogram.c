@@ -1194,3 +1194,31 @@ dp_partition_threshold(PG_FUNCTION_ARGS)
 		DpReportMechanismError(err);
 	PG_RETURN_INT64(DpPartitionPlan(&plan, mech));
 }
+
+/*
+ * dp_pg.partition_keep(mechanism): private partition selection for GROUP BY
+ * on a key that is not public (the guard adds it to HAVING).  It counts the
+ * group's rows and is true iff count + noise reaches the threshold tau of
+ * dp_histogram(key, mech); so releasing the set of groups costs (epsilon,
+ * delta) of the mechanism, charged like any dp aggregate call site.
+ */
+PG_FUNCTION_INFO_V1(dp_partition_keep_final);
+
+const DpAggKind dp_partition_keep_kind = {
+	.name = "partition selection",
+	.finalfn = dp_partition_keep_final,
+	.mech_argno = 0,
+	.nconst = 0,
+	.plan = DpHistKeysPlan,
+};
+
+/* Final function of dp_pg.partition_keep: is the group's noisy count at least tau? */
+Datum
+dp_partition_keep_final(PG_FUNCTION_ARGS)
+{
+	DpCallSite *site = DpCallSiteForFinal(fcinfo, &dp_partition_keep_kind);
+	DpHistSite *ex = site->extra;
+	int64		count = PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0);
+
+	PG_RETURN_BOOL(DpNoisyCount(site, count) >= ex->threshold);
+}

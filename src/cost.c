@@ -99,6 +99,7 @@ static const DpAggKind *const all_kinds[] = {
 	&dp_histogram_bins_kind,
 	&dp_histogram_width_kind,
 	&dp_histogram_keys_kind,
+	&dp_partition_keep_kind,
 };
 
 /* Forget cached aggregate kinds when pg_proc changes. */

@@ -18,13 +18,18 @@
  * whether a user is an analyst, a query touching a protected table fails.
  *
  * The allowed shape (version 1):
- *   SELECT <expressions over dp aggregates and constants>
+ *   SELECT <expressions over dp aggregates, GROUP BY keys and constants>
  *   FROM <one protected table, nothing else>
- *   [WHERE <row predicate>] [HAVING <expression over dp aggregates>]
+ *   [WHERE <row predicate>] [GROUP BY <columns of the table>]
+ *   [HAVING <expression over dp aggregates>]
  *   [ORDER BY / LIMIT / OFFSET over the released values]
- * with no GROUP BY (dp_histogram gives per-key answers), subquery, CTE, set
- * operation, window function, set-returning function, DISTINCT, row lock or
- * TABLESAMPLE.  Row predicates (WHERE, aggregate FILTER) and the value
+ * with no subquery, CTE, set operation, window function, set-returning
+ * function, DISTINCT, row lock, grouping sets or TABLESAMPLE.  A GROUP BY
+ * releases its keys only through private partition selection: the guard
+ * adds dp_pg.partition_keep(dp_pg.partition_mechanism) to HAVING, a dp call
+ * site charged with the query (a group shows only if its noisy row count
+ * reaches the threshold; a key held by one row shows with probability at
+ * most delta).  Row predicates (WHERE, aggregate FILTER) and the value
  * arguments of dp aggregates may use only the table's user columns,
  * constants, bound parameters, AND/OR/NOT, IS [NOT] NULL, IS TRUE/FALSE,
  * CASE WHEN, COALESCE, binary-compatible relabelling, widening numeric
@@ -54,6 +59,7 @@
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_statistic_ext.h"
@@ -62,9 +68,11 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
 #include "optimizer/planner.h"
 #include "tcop/utility.h"
 #include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
 #include "parser/parse_oper.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -78,6 +86,7 @@
 #include "agg_common.h"
 #include "cost.h"
 #include "guard.h"
+#include "guc.h"
 #include "ledger.h"
 
 static planner_hook_type prev_planner = NULL;
@@ -100,7 +109,7 @@ DpGuardRefuse(const char *rule, const char *detail)
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("dp_pg: %s", rule),
 			 errdetail("%s", detail),
-			 errhint("On a protected table an analyst may only run SELECT <dp aggregates> FROM <table> [WHERE <simple comparisons>].")));
+			 errhint("On a protected table an analyst may only run SELECT <dp aggregates> FROM <table> [WHERE <simple comparisons>] [GROUP BY <columns>].")));
 }
 
 /*
@@ -486,6 +495,7 @@ DpCheckRowExpr(Node *node, const char *where)
 typedef struct DpReleaseContext
 {
 	int			ndp;			/* dp aggregates found */
+	Bitmapset  *group_atts;		/* columns of the protected table that are GROUP BY keys */
 } DpReleaseContext;
 
 /*
@@ -533,8 +543,14 @@ DpCheckReleasedWalker(Node *node, DpReleaseContext *cxt)
 		return false;			/* do not look into the arguments again */
 	}
 	if (IsA(node, Var))
-		DpGuardRefuse("table columns may only appear inside dp aggregates",
-					  "Selecting, grouping or ordering by a protected column would release it.");
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->varlevelsup == 0 && v->varno == 1 && bms_is_member(v->varattno, cxt->group_atts))
+			return false;		/* a GROUP BY key: released through partition selection */
+		DpGuardRefuse("table columns may only appear inside dp aggregates or as GROUP BY keys",
+					  "Selecting or ordering by another protected column would release it.");
+	}
 	if (IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, GroupingFunc))
 		DpGuardRefuse("window functions, subqueries and GROUPING() are not allowed on a protected table",
 					  "Each of them could release values outside the dp aggregates.");
@@ -562,9 +578,9 @@ DpGuardValidate(Query *q, List *prot)
 		DpGuardRefuse("window functions are not allowed on a protected table", "They release one value per row.");
 	if (q->hasTargetSRFs)
 		DpGuardRefuse("set-returning functions are not allowed on a protected table", "They can multiply releases.");
-	if (q->groupClause != NIL || q->groupingSets != NIL || q->groupDistinct)
-		DpGuardRefuse("GROUP BY on a protected table is not supported yet",
-					  "Use dp_histogram(column, ARRAY[keys], mechanism) for per-key answers, or dp_histogram(column, mechanism).");
+	if (q->groupingSets != NIL || q->groupDistinct)
+		DpGuardRefuse("GROUPING SETS, ROLLUP and CUBE are not allowed on a protected table",
+					  "Each row would be released once per grouping set.");
 	if (q->distinctClause != NIL || q->hasDistinctOn)
 		DpGuardRefuse("DISTINCT is not allowed on a protected table", "It is not needed on a single released row.");
 	if (q->rowMarks != NIL || q->hasForUpdate)
@@ -585,6 +601,22 @@ DpGuardValidate(Query *q, List *prot)
 		DpGuardRefuse("tables with a privacy unit cannot be queried yet",
 					  "Per-unit contribution bounding is not built yet; protect the table without a privacy unit.");
 
+	/* GROUP BY keys: plain columns of the protected table */
+	{
+		ListCell   *lc;
+
+		foreach(lc, q->groupClause)
+		{
+			SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+			Node	   *key = (Node *) get_sortgroupclause_expr(sgc, q->targetList);
+
+			if (!IsA(key, Var) || ((Var *) key)->varlevelsup != 0 || ((Var *) key)->varno != 1 ||
+				((Var *) key)->varattno <= 0)
+				DpGuardRefuse("GROUP BY keys must be columns of the protected table",
+							  "Expressions as keys could fail on private values; group by the column itself.");
+			cxt.group_atts = bms_add_member(cxt.group_atts, ((Var *) key)->varattno);
+		}
+	}
 	DpCheckRowExpr(from->quals, "the WHERE clause");
 	DpCheckReleasedWalker((Node *) q->targetList, &cxt);
 	DpCheckReleasedWalker(q->havingQual, &cxt);
@@ -843,6 +875,51 @@ DpMaskCatalog(Query *parse, List *prot)
 	return cxt.changed;
 }
 
+/*
+ * dp_pg.partition_keep(<dp_pg.partition_mechanism>), the private partition
+ * selection the guard adds to the HAVING clause of a GROUP BY: only groups
+ * whose noisy row count reaches the threshold are released, so the set of
+ * keys costs that mechanism's (epsilon, delta), charged as a call site.
+ */
+static Node *
+DpPartitionKeepAggref(void)
+{
+	Oid			fn = LookupFuncName(list_make2(makeString("dp_pg"), makeString("partition_keep")), -1, NULL, true);
+	Oid		   *argtypes;
+	int			nargs;
+	DpMechanism *mech;
+	Aggref	   *a;
+
+	if (!OidIsValid(fn) || DpKindOfAggregate(fn) != &dp_partition_keep_kind)
+		DpGuardRefuse("GROUP BY needs dp_pg.partition_keep", "The dp_pg installation is incomplete.");
+	(void) get_func_signature(fn, &argtypes, &nargs);
+	mech = palloc(sizeof(DpMechanism));
+	*mech = *dp_partition_mechanism;
+	a = makeNode(Aggref);
+	a->aggfnoid = fn;
+	a->aggtype = BOOLOID;
+	a->aggcollid = InvalidOid;
+	a->inputcollid = InvalidOid;
+	a->aggtranstype = InvalidOid;
+	a->aggargtypes = list_make1_oid(argtypes[0]);
+	a->aggdirectargs = NIL;
+	a->args = list_make1(makeTargetEntry((Expr *) makeConst(argtypes[0], -1, InvalidOid, sizeof(DpMechanism),
+															  PointerGetDatum(mech), false, false),
+										 1, NULL, false));
+	a->aggorder = NIL;
+	a->aggdistinct = NIL;
+	a->aggfilter = NULL;
+	a->aggstar = false;
+	a->aggvariadic = false;
+	a->aggkind = AGGKIND_NORMAL;
+	a->agglevelsup = 0;
+	a->aggsplit = AGGSPLIT_SIMPLE;
+	a->aggno = -1;
+	a->aggtransno = -1;
+	a->location = -1;
+	return (Node *) a;
+}
+
 /* True if the current user is an analyst (fail closed if unknown). */
 static bool
 DpCurrentUserIsAnalyst(void)
@@ -884,6 +961,14 @@ DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
 			rte->checkAsUser = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 			ReleaseSysCache(tup);
 			elevated = true;
+			/* groups appear only through private partition selection */
+			if (parse->groupClause != NIL)
+			{
+				Node	   *keep = DpPartitionKeepAggref();
+
+				parse->havingQual = parse->havingQual ?
+					(Node *) makeBoolExpr(AND_EXPR, list_make2(keep, parse->havingQual), -1) : keep;
+			}
 		}
 	}
 

@@ -17,6 +17,10 @@
 #define DP_DEFAULT_MECHANISM_TEXT "laplace(epsilon=1)"
 
 static char *default_mechanism_text = NULL;
+static char *partition_mechanism_text = NULL;
+static DpMechanism partition_mechanism_fallback = {DP_MECH_GAUSSIAN, DP_FORM_EPSILON_DELTA, {0.5, 1e-8}};
+
+const DpMechanism *dp_partition_mechanism = &partition_mechanism_fallback;
 static DpMechanism default_mechanism_fallback = {DP_MECH_LAPLACE, DP_FORM_EPSILON, {1.0, 0.0}};
 
 const DpMechanism *dp_default_mechanism = &default_mechanism_fallback;
@@ -56,6 +60,41 @@ assign_default_mechanism(const char *newval, void *extra)
 	dp_default_mechanism = extra ? (const DpMechanism *) extra : &default_mechanism_fallback;
 }
 
+/* Check hook: a mechanism with epsilon and delta (partition selection needs a delta). */
+static bool
+check_partition_mechanism(char **newval, void **extra, GucSource source)
+{
+	DpMechanism mech;
+	DpMechanism *copy;
+	char		err[256];
+
+	if (!dp_mechanism_parse(*newval, &mech, err, sizeof(err)))
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errdetail("%s", err);
+		return false;
+	}
+	if (mech.form != DP_FORM_EPSILON_DELTA)
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errdetail("Partition selection needs gaussian(epsilon=E, delta=D) or osgt(epsilon=E, delta=D).");
+		return false;
+	}
+	copy = (DpMechanism *) malloc(sizeof(DpMechanism));
+	if (copy == NULL)
+		return false;
+	*copy = mech;
+	*extra = copy;
+	return true;
+}
+
+/* Assign hook: publish the parsed value. */
+static void
+assign_partition_mechanism(const char *newval, void *extra)
+{
+	dp_partition_mechanism = extra ? (const DpMechanism *) extra : &partition_mechanism_fallback;
+}
+
 /* Define the general dp_pg.* parameters (concepts define their own). */
 void
 DpGucInit(void)
@@ -70,5 +109,15 @@ DpGucInit(void)
 							   0,
 							   check_default_mechanism,
 							   assign_default_mechanism,
+							   NULL);
+	DefineCustomStringVariable("dp_pg.partition_mechanism",
+							   "Mechanism of the private partition selection added to GROUP BY on non-public keys.",
+							   "An (epsilon, delta) form; its cost is charged with the query.",
+							   &partition_mechanism_text,
+							   "gaussian(epsilon=0.5, delta=1e-8)",
+							   PGC_USERSET,
+							   0,
+							   check_partition_mechanism,
+							   assign_partition_mechanism,
 							   NULL);
 }

@@ -9,6 +9,9 @@
 /* dp_pg.default_mechanism, parsed (never NULL after DpGucInit). */
 extern const DpMechanism *dp_default_mechanism;
 
+/* dp_pg.partition_mechanism, parsed (an (epsilon, delta) form). */
+extern const DpMechanism *dp_partition_mechanism;
+
 /* Define the general dp_pg.* parameters (concepts define their own). */
 extern void DpGucInit(void);
 

@@ -28,10 +28,14 @@ is($node->safe_psql('postgres', q{SELECT abs(dp_count(*) - 1000) <= 25 FROM pati
 my ($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM patients', extra_params => ['-U', 'ana']);
 isnt($ret, 0, 'raw rows are refused');
 is($out, '', 'no rows');
+# GROUP BY a private key goes through partition selection: the key held by
+# one row comes out with probability <= 1e-12, the frequent key surely
 ($ret, $out, $err) = $node->psql('postgres',
-	q{SELECT diagnosis, dp_count(*) FROM patients GROUP BY diagnosis}, extra_params => ['-U', 'ana']);
-isnt($ret, 0, 'GROUP BY on a private key is refused');
+	q{SET dp_pg.partition_mechanism = 'gaussian(epsilon=0.5, delta=1e-12)';
+	  SELECT diagnosis, dp_count(*) FROM patients GROUP BY diagnosis}, extra_params => ['-U', 'ana']);
+is($ret, 0, 'GROUP BY on a private key runs');
 unlike($out . $err, qr/rare-disease/, 'the rare key does not show');
+like($out, qr/common/, 'the frequent key does');
 ($ret, $out, $err) = $node->psql('postgres',
 	q{SELECT dp_histogram(diagnosis, 'gaussian(epsilon=1, delta=1e-7)') FROM patients}, extra_params => ['-U', 'ana']);
 is($ret, 0, 'partition selection runs');
