@@ -366,6 +366,30 @@ RESET SESSION AUTHORIZATION;
 -- 5 charges of laplace(epsilon=1) (dp_count(*)) + partition selection (0.5, delta)
 SELECT * FROM dp_test.g_since_mark(5, 7.5, 0.000000020000003);
 
+-- GROUP BY on declared public keys: every key appears, empty ones too (with
+-- noise), rows with undeclared keys are ignored, and no partition selection
+-- is charged (the key set is public).  Noisy counts are checked against
+-- 25 t (laplace), each failing by chance with probability < 3e-11.
+SELECT dp_pg.set_public_keys('clinic.patients', 'region', ARRAY['north', 'south', 'east', 'atlantis']);
+SELECT dp_test.g_set_mark();
+SET SESSION AUTHORIZATION dp_g_analyst;
+SET search_path = clinic, public;
+SELECT region, abs(dp_count(*) - CASE WHEN region = 'atlantis' THEN 0 ELSE 250 END) <= 25 AS close
+FROM patients GROUP BY region ORDER BY region;
+PREPARE pub_groups(dp_mechanism) AS
+	SELECT region, dp_count(id, $1) AS n, dp_histogram(age, 0, 100, 2, $1) AS h
+	FROM patients WHERE age >= 0 GROUP BY region ORDER BY region;
+EXECUTE pub_groups('laplace(epsilon=1)') \g /dev/null
+\echo keys released by a prepared statement: :ROW_COUNT
+BEGIN;
+DECLARE c_pub CURSOR FOR SELECT region, dp_count(*) FROM patients GROUP BY region ORDER BY region;
+FETCH ALL FROM c_pub \g /dev/null
+\echo keys released by a cursor: :ROW_COUNT
+COMMIT;
+RESET SESSION AUTHORIZATION;
+-- 3 charges of epsilon 1 (dp_count) / 2 (count + histogram): no selection, no delta
+SELECT * FROM dp_test.g_since_mark(3, 4, 0);
+
 --
 -- 3. BYPASS corpus: every statement is refused before it runs, and the ledger
 -- does not move.  One line per statement: result|statement.

@@ -25,11 +25,13 @@
  *   [ORDER BY / LIMIT / OFFSET over the released values]
  * with no subquery, CTE, set operation, window function, set-returning
  * function, DISTINCT, row lock, grouping sets or TABLESAMPLE.  A GROUP BY
- * releases its keys only through private partition selection: the guard
- * adds dp_pg.partition_keep(dp_pg.partition_mechanism) to HAVING, a dp call
- * site charged with the query (a group shows only if its noisy row count
- * reaches the threshold; a key held by one row shows with probability at
- * most delta).  Row predicates (WHERE, aggregate FILTER) and the value
+ * on columns with declared public keys lists every key combination (the
+ * query is rewritten to a LEFT JOIN from the key list, DpRewritePublicGroups);
+ * any other GROUP BY releases its keys only through private partition
+ * selection: the guard adds dp_pg.partition_keep(dp_pg.partition_mechanism)
+ * to HAVING, a dp call site charged with the query (a group shows only if
+ * its noisy row count reaches the threshold; a key held by one row shows
+ * with probability at most delta).  Row predicates (WHERE, aggregate FILTER) and the value
  * arguments of dp aggregates may use only the table's user columns,
  * constants, bound parameters, AND/OR/NOT, IS [NOT] NULL, IS TRUE/FALSE,
  * CASE WHEN, COALESCE, binary-compatible relabelling, widening numeric
@@ -75,6 +77,7 @@
 #include "parser/parse_func.h"
 #include "parser/parse_oper.h"
 #include "utils/acl.h"
+#include "access/sysattr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -920,6 +923,252 @@ DpPartitionKeepAggref(void)
 	return (Node *) a;
 }
 
+/* ------------------------------------------------------------------------
+ * GROUP BY on declared public keys
+ * ------------------------------------------------------------------------
+ */
+
+#define DP_MAX_PUBLIC_GROUPS 100000
+
+/* The declared public keys of column attname of relid, or NULL if none. */
+static ArrayType *
+DpPublicKeys(Oid relid, const char *attname)
+{
+	Oid			nsp = get_namespace_oid("dp_pg", true);
+	Oid			tab = OidIsValid(nsp) ? get_relname_relid("public_keys", nsp) : InvalidOid;
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	ArrayType  *result = NULL;
+
+	if (!OidIsValid(tab))
+		return NULL;
+	rel = table_open(tab, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	while (result == NULL && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		TupleDesc	desc = RelationGetDescr(rel);
+
+		if (DatumGetObjectId(heap_getattr(tup, 1, desc, &isnull)) == relid &&
+			strcmp(NameStr(*DatumGetName(heap_getattr(tup, 2, desc, &isnull))), attname) == 0)
+			result = DatumGetArrayTypePCopy(heap_getattr(tup, 3, desc, &isnull));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
+}
+
+/* Context of the public-group rewrite. */
+typedef struct DpGroupRewrite
+{
+	int			nkeys;
+	AttrNumber	atts[INDEX_MAX_KEYS];	/* grouped columns of the protected table */
+	int			values_rti;		/* the VALUES list of public keys */
+	Node	   *real_row;		/* "<table>.ctid IS NOT NULL" */
+} DpGroupRewrite;
+
+/* Mutator: grouped columns outside aggregates read the key list; dp aggregates skip phantom rows. */
+static Node *
+DpGroupMutator(Node *node, DpGroupRewrite *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *a = (Aggref *) copyObject(node);
+
+		a->aggfilter = a->aggfilter ?
+			(Expr *) makeBoolExpr(AND_EXPR, list_make2(a->aggfilter, copyObject(cxt->real_row)), -1) :
+			(Expr *) copyObject(cxt->real_row);
+		return (Node *) a;
+	}
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->varlevelsup == 0 && v->varno == 1)
+			for (int i = 0; i < cxt->nkeys; i++)
+				if (cxt->atts[i] == v->varattno)
+					return (Node *) makeVar(cxt->values_rti, i + 1, v->vartype, v->vartypmod,
+											v->varcollid, 0);
+		return node;
+	}
+	return expression_tree_mutator(node, DpGroupMutator, cxt);
+}
+
+/*
+ * GROUP BY on columns whose values the DBA declared public: every
+ * combination of public keys appears, empty groups too (their aggregates get
+ * noise on an empty input), and rows with other keys are ignored.  The query
+ * becomes
+ *     FROM (VALUES <public keys>) k LEFT JOIN <table> ON <table>.col = k.col AND <WHERE>
+ *     GROUP BY k.col
+ * with every dp aggregate filtered to the table's real rows.  No partition
+ * selection is needed: the key set is public.  Returns false (query
+ * untouched) unless every GROUP BY column has declared public keys.
+ */
+static bool
+DpRewritePublicGroups(Query *q, Oid relid)
+{
+	DpGroupRewrite cxt;
+	List	   *keylists[INDEX_MAX_KEYS];
+	Oid			types[INDEX_MAX_KEYS];
+	int32		typmods[INDEX_MAX_KEYS];
+	Oid			colls[INDEX_MAX_KEYS];
+	Oid			eqops[INDEX_MAX_KEYS];
+	List	   *rows = NIL;
+	double		ncombos = 1;
+	ListCell   *lc;
+	RangeTblEntry *vals;
+	RangeTblEntry *join;
+	JoinExpr   *je;
+	List	   *quals = NIL;
+	List	   *colnames = NIL;
+	List	   *aliasvars = NIL;
+	List	   *leftcols = NIL;
+	List	   *rightcols = NIL;
+	int			join_rti;
+	Relation	rel;
+
+	if (list_length(q->groupClause) > INDEX_MAX_KEYS)
+		return false;
+	cxt.nkeys = 0;
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
+		ArrayType  *arr = DpPublicKeys(relid, get_attname(relid, key->varattno, false));
+		Datum	   *elems;
+		bool	   *nulls;
+		int			nelems;
+		Oid			typinput;
+		Oid			typioparam;
+		int			k = cxt.nkeys;
+
+		if (arr == NULL)
+			return false;
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
+		getTypeInputInfo(key->vartype, &typinput, &typioparam);
+		keylists[k] = NIL;
+		for (int i = 0; i < nelems; i++)
+		{
+			if (nulls[i])
+				continue;
+			keylists[k] = lappend(keylists[k],
+								  makeConst(key->vartype, key->vartypmod, key->varcollid,
+											get_typlen(key->vartype),
+											OidInputFunctionCall(typinput, TextDatumGetCString(elems[i]),
+																 typioparam, key->vartypmod),
+											false, get_typbyval(key->vartype)));
+		}
+		ncombos *= Max(list_length(keylists[k]), 1);
+		cxt.atts[k] = key->varattno;
+		types[k] = key->vartype;
+		typmods[k] = key->vartypmod;
+		colls[k] = key->varcollid;
+		eqops[k] = sgc->eqop;
+		cxt.nkeys++;
+	}
+	if (ncombos > DP_MAX_PUBLIC_GROUPS)
+		DpGuardRefuse("too many combinations of public keys",
+					  psprintf("At most %d groups; this GROUP BY would have %.0f.", DP_MAX_PUBLIC_GROUPS, ncombos));
+
+	/* every combination of the key lists, in declaration order */
+	rows = list_make1(NIL);
+	for (int k = 0; k < cxt.nkeys; k++)
+	{
+		List	   *next = NIL;
+		ListCell   *r;
+
+		foreach(r, rows)
+		{
+			ListCell   *c;
+
+			foreach(c, keylists[k])
+				next = lappend(next, lappend(list_copy(lfirst(r)), copyObject(lfirst(c))));
+		}
+		rows = next;
+	}
+
+	vals = makeNode(RangeTblEntry);
+	vals->rtekind = RTE_VALUES;
+	vals->values_lists = rows;
+	for (int k = 0; k < cxt.nkeys; k++)
+	{
+		vals->coltypes = lappend_oid(vals->coltypes, types[k]);
+		vals->coltypmods = lappend_int(vals->coltypmods, typmods[k]);
+		vals->colcollations = lappend_oid(vals->colcollations, colls[k]);
+		colnames = lappend(colnames, makeString(psprintf("key%d", k + 1)));
+	}
+	vals->eref = makeAlias("dp_public_keys", colnames);
+	vals->inFromCl = true;
+	q->rtable = lappend(q->rtable, vals);
+	cxt.values_rti = list_length(q->rtable);
+
+	/* the join RTE: its columns are the keys, then the table's */
+	colnames = list_copy(colnames);
+	for (int k = 0; k < cxt.nkeys; k++)
+	{
+		aliasvars = lappend(aliasvars, makeVar(cxt.values_rti, k + 1, types[k], typmods[k], colls[k], 0));
+		leftcols = lappend_int(leftcols, k + 1);
+	}
+	rel = table_open(relid, AccessShareLock);
+	for (int a = 0; a < RelationGetDescr(rel)->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), a);
+
+		colnames = lappend(colnames, makeString(pstrdup(att->attisdropped ? "" : NameStr(att->attname))));
+		aliasvars = lappend(aliasvars, att->attisdropped ? NULL :
+							makeVar(1, att->attnum, att->atttypid, att->atttypmod, att->attcollation, 0));
+		rightcols = lappend_int(rightcols, att->attnum);
+	}
+	table_close(rel, AccessShareLock);
+	join = makeNode(RangeTblEntry);
+	join->rtekind = RTE_JOIN;
+	join->jointype = JOIN_LEFT;
+	join->joinmergedcols = 0;
+	join->joinaliasvars = aliasvars;
+	join->joinleftcols = leftcols;
+	join->joinrightcols = rightcols;
+	join->eref = makeAlias("unnamed_join", colnames);
+	join->inFromCl = true;
+	q->rtable = lappend(q->rtable, join);
+	join_rti = list_length(q->rtable);
+
+	for (int k = 0; k < cxt.nkeys; k++)
+	{
+		OpExpr	   *eq = (OpExpr *) make_opclause(eqops[k], BOOLOID, false,
+												  (Expr *) makeVar(1, cxt.atts[k], types[k], typmods[k], colls[k], 0),
+												  (Expr *) makeVar(cxt.values_rti, k + 1, types[k], typmods[k], colls[k], 0),
+												  InvalidOid, colls[k]);
+
+		set_opfuncid(eq);
+		quals = lappend(quals, eq);
+	}
+	if (q->jointree->quals)
+		quals = lappend(quals, q->jointree->quals);
+	je = makeNode(JoinExpr);
+	je->jointype = JOIN_LEFT;
+	je->isNatural = false;
+	je->larg = (Node *) makeNode(RangeTblRef);
+	((RangeTblRef *) je->larg)->rtindex = cxt.values_rti;
+	je->rarg = (Node *) makeNode(RangeTblRef);
+	((RangeTblRef *) je->rarg)->rtindex = 1;
+	je->quals = list_length(quals) == 1 ? linitial(quals) : (Node *) makeBoolExpr(AND_EXPR, quals, -1);
+	je->rtindex = join_rti;
+	q->jointree = makeFromExpr(list_make1(je), NULL);
+
+	cxt.real_row = (Node *) makeNode(NullTest);
+	((NullTest *) cxt.real_row)->arg = (Expr *) makeVar(1, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0);
+	((NullTest *) cxt.real_row)->nulltesttype = IS_NOT_NULL;
+	((NullTest *) cxt.real_row)->argisrow = false;
+	((NullTest *) cxt.real_row)->location = -1;
+	q->targetList = (List *) DpGroupMutator((Node *) q->targetList, &cxt);
+	q->havingQual = DpGroupMutator(q->havingQual, &cxt);
+	return true;
+}
+
 /* True if the current user is an analyst (fail closed if unknown). */
 static bool
 DpCurrentUserIsAnalyst(void)
@@ -961,8 +1210,8 @@ DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
 			rte->checkAsUser = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 			ReleaseSysCache(tup);
 			elevated = true;
-			/* groups appear only through private partition selection */
-			if (parse->groupClause != NIL)
+			/* public keys all appear; other keys only through private partition selection */
+			if (parse->groupClause != NIL && !DpRewritePublicGroups(parse, rte->relid))
 			{
 				Node	   *keep = DpPartitionKeepAggref();
 
