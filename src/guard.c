@@ -19,7 +19,8 @@
  *
  * The allowed shape (version 1):
  *   SELECT <expressions over dp aggregates, GROUP BY keys and constants>
- *   FROM <one protected table, nothing else>
+ *   FROM <one protected table>
+ *     [JOIN <public table> ON <its single-column unique key> = <protected column> ...]
  *   [WHERE <row predicate>] [GROUP BY <columns of the table>]
  *   [HAVING <expression over dp aggregates>]
  *   [ORDER BY / LIMIT / OFFSET over the released values]
@@ -62,6 +63,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_statistic_ext.h"
@@ -83,6 +85,7 @@
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "parser/parsetree.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -112,7 +115,7 @@ DpGuardRefuse(const char *rule, const char *detail)
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("dp_pg: %s", rule),
 			 errdetail("%s", detail),
-			 errhint("On a protected table an analyst may only run SELECT <dp aggregates> FROM <table> [WHERE <simple comparisons>] [GROUP BY <columns>].")));
+			 errhint("On a protected table an analyst may only run SELECT <dp aggregates> FROM <table> [JOIN <public table> ON <unique key> = <column>] [WHERE <simple comparisons>] [GROUP BY <columns>].")));
 }
 
 /*
@@ -494,11 +497,13 @@ DpCheckRowExpr(Node *node, const char *where)
 	}
 }
 
+#define DP_GROUP_KEY(varno, attno) ((varno) * 2048 + (attno))
+
 /* Context of the released-value check. */
 typedef struct DpReleaseContext
 {
 	int			ndp;			/* dp aggregates found */
-	Bitmapset  *group_atts;		/* columns of the protected table that are GROUP BY keys */
+	Bitmapset  *group_atts;		/* GROUP BY keys, as DP_GROUP_KEY(varno, attno) */
 } DpReleaseContext;
 
 /*
@@ -549,8 +554,9 @@ DpCheckReleasedWalker(Node *node, DpReleaseContext *cxt)
 	{
 		Var		   *v = (Var *) node;
 
-		if (v->varlevelsup == 0 && v->varno == 1 && bms_is_member(v->varattno, cxt->group_atts))
-			return false;		/* a GROUP BY key: released through partition selection */
+		if (v->varlevelsup == 0 && v->varattno > 0 &&
+			bms_is_member(DP_GROUP_KEY(v->varno, v->varattno), cxt->group_atts))
+			return false;		/* a GROUP BY key: released as a key */
 		DpGuardRefuse("table columns may only appear inside dp aggregates or as GROUP BY keys",
 					  "Selecting or ordering by another protected column would release it.");
 	}
@@ -560,14 +566,141 @@ DpCheckReleasedWalker(Node *node, DpReleaseContext *cxt)
 	return expression_tree_walker(node, DpCheckReleasedWalker, cxt);
 }
 
+/* Append the AND-ed conjuncts of qual to *list. */
+static void
+DpAddConjuncts(List **list, Node *qual)
+{
+	if (qual == NULL)
+		return;
+	if (IsA(qual, BoolExpr) && ((BoolExpr *) qual)->boolop == AND_EXPR)
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((BoolExpr *) qual)->args)
+			DpAddConjuncts(list, lfirst(lc));
+	}
+	else
+		*list = lappend(*list, qual);
+}
+
+/* Collect the quals of a join tree (inner joins only); ERROR on other nodes. */
+static void
+DpCollectJoinQuals(Node *node, List **quals)
+{
+	if (IsA(node, RangeTblRef))
+		return;
+	if (IsA(node, FromExpr))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((FromExpr *) node)->fromlist)
+			DpCollectJoinQuals(lfirst(lc), quals);
+		DpAddConjuncts(quals, ((FromExpr *) node)->quals);
+		return;
+	}
+	if (IsA(node, JoinExpr) && ((JoinExpr *) node)->jointype == JOIN_INNER)
+	{
+		JoinExpr   *j = (JoinExpr *) node;
+
+		DpCollectJoinQuals(j->larg, quals);
+		DpCollectJoinQuals(j->rarg, quals);
+		DpAddConjuncts(quals, j->quals);
+		return;
+	}
+	DpGuardRefuse("only inner joins with public tables are allowed on a protected table",
+				  "Outer joins could release rows of the public table for keys that depend on private rows.");
+}
+
+/* The Var under binary-compatible relabelling, or NULL. */
+static Var *
+DpStripVar(Node *node)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return (node && IsA(node, Var) && ((Var *) node)->varlevelsup == 0) ? (Var *) node : NULL;
+}
+
+/* True if column attno of relid alone is a unique key (a plain unique index on it). */
+static bool
+DpIsUniqueColumn(Oid relid, AttrNumber attno)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		unique = false;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index idx;
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		idx = (Form_pg_index) GETSTRUCT(tup);
+		if (idx->indisunique && idx->indisvalid && idx->indnkeyatts == 1 &&
+			idx->indkey.values[0] == attno &&
+			heap_attisnull(tup, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(tup, Anum_pg_index_indexprs, NULL))
+			unique = true;
+		ReleaseSysCache(tup);
+	}
+	table_close(rel, AccessShareLock);
+	return unique;
+}
+
+/*
+ * True if some conjunct is "public.col = protected.col" with public.col a
+ * unique key of the public table: each private row then meets at most one
+ * row of it, so the join cannot multiply a person's contribution.
+ */
+static bool
+DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti)
+{
+	ListCell   *lc;
+
+	foreach(lc, quals)
+	{
+		OpExpr	   *op = lfirst(lc);
+		Var		   *a;
+		Var		   *b;
+		bool		is_like;
+		char	   *name;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2 || !DpSafeOperator(op->opno, &is_like) || is_like)
+			continue;
+		name = get_opname(op->opno);
+		if (name == NULL || strcmp(name, "=") != 0)
+			continue;
+		a = DpStripVar(linitial(op->args));
+		b = DpStripVar(lsecond(op->args));
+		if (a == NULL || b == NULL)
+			continue;
+		if (a->varno == prot_rti && b->varno == pub_rti)
+		{
+			Var		   *t = a;
+
+			a = b;
+			b = t;
+		}
+		if (a->varno == pub_rti && b->varno == prot_rti && a->varattno > 0 &&
+			DpIsUniqueColumn(pub_relid, a->varattno))
+			return true;
+	}
+	return false;
+}
+
 /* Validate an analyst's query that touches a protected table; returns that table's RTE. */
 static RangeTblEntry *
 DpGuardValidate(Query *q, List *prot)
 {
-	RangeTblEntry *rte;
-	DpProtected *p;
+	RangeTblEntry *rte = NULL;
+	DpProtected *p = NULL;
 	DpReleaseContext cxt = {0};
 	FromExpr   *from = q->jointree;
+	int			prot_rti = 0;
+	int			rti = 0;
+	List	   *quals = NIL;
+	ListCell   *lc;
 
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		DpGuardRefuse("only SELECT may read a protected table", "Data changes and utility commands are not dp queries.");
@@ -590,37 +723,71 @@ DpGuardValidate(Query *q, List *prot)
 		DpGuardRefuse("FOR UPDATE / SHARE is not allowed on a protected table", "Row locks act on private rows.");
 	if (!q->hasAggs)
 		DpGuardRefuse("a query on a protected table must release only dp aggregates", "Raw rows are never released.");
-	if (list_length(q->rtable) != 1 || from == NULL || list_length(from->fromlist) != 1 ||
-		!IsA(linitial(from->fromlist), RangeTblRef))
-		DpGuardRefuse("a dp query reads exactly one protected table, alone",
-					  "Joins, subqueries in FROM, functions and VALUES are not allowed beside a protected table yet.");
-	rte = linitial_node(RangeTblEntry, q->rtable);
-	if (rte->rtekind != RTE_RELATION || (p = DpFindProtected(prot, rte->relid)) == NULL)
-		DpGuardRefuse("a dp query reads exactly one protected table, alone",
-					  "The protected table must be the only relation of the query.");
+	if (from == NULL)
+		DpGuardRefuse("a dp query reads exactly one protected table", "No FROM clause.");
+
+	/* one protected table; besides it only plain public tables (and the joins between them) */
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+		rti++;
+		if (r->rtekind == RTE_JOIN)
+			continue;
+		if (r->rtekind != RTE_RELATION)
+			DpGuardRefuse("a dp query reads one protected table, optionally joined to public tables",
+						  "Subqueries in FROM, functions and VALUES are not allowed beside a protected table.");
+		if (DpFindProtected(prot, r->relid) != NULL)
+		{
+			if (rte != NULL)
+				DpGuardRefuse("a dp query reads exactly one protected table",
+							  "Joining protected tables (or one with itself) could multiply a person's rows.");
+			rte = r;
+			prot_rti = rti;
+			p = DpFindProtected(prot, r->relid);
+		}
+		else if (get_rel_relkind(r->relid) != RELKIND_RELATION || r->tablesample != NULL)
+			DpGuardRefuse("only plain public tables may be joined to a protected table",
+						  "Views are expanded; other relation kinds and TABLESAMPLE are not allowed.");
+	}
+	if (rte == NULL)
+		DpGuardRefuse("a dp query reads exactly one protected table", "The protected table must be in FROM.");
 	if (rte->tablesample != NULL)
 		DpGuardRefuse("TABLESAMPLE is not allowed on a protected table", "Sampling is not a dp aggregate.");
 	if (p->has_unit)
 		DpGuardRefuse("tables with a privacy unit cannot be queried yet",
 					  "Per-unit contribution bounding is not built yet; protect the table without a privacy unit.");
 
-	/* GROUP BY keys: plain columns of the protected table */
+	/* row predicates of WHERE and every join; each public table on a unique key */
+	DpCollectJoinQuals((Node *) from, &quals);
+	foreach(lc, quals)
+		DpCheckRowExpr(lfirst(lc), "the WHERE or JOIN clause");
+	rti = 0;
+	foreach(lc, q->rtable)
 	{
-		ListCell   *lc;
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
 
-		foreach(lc, q->groupClause)
-		{
-			SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-			Node	   *key = (Node *) get_sortgroupclause_expr(sgc, q->targetList);
-
-			if (!IsA(key, Var) || ((Var *) key)->varlevelsup != 0 || ((Var *) key)->varno != 1 ||
-				((Var *) key)->varattno <= 0)
-				DpGuardRefuse("GROUP BY keys must be columns of the protected table",
-							  "Expressions as keys could fail on private values; group by the column itself.");
-			cxt.group_atts = bms_add_member(cxt.group_atts, ((Var *) key)->varattno);
-		}
+		rti++;
+		if (r->rtekind == RTE_RELATION && rti != prot_rti &&
+			!DpJoinedOnUniqueKey(quals, rti, r->relid, prot_rti))
+			DpGuardRefuse("a public table must be joined on its unique key",
+						  psprintf("Join %s with \"%s.<unique column> = <protected column>\" so that each private row meets at most one of its rows.",
+								   get_rel_name(r->relid), get_rel_name(r->relid)));
 	}
-	DpCheckRowExpr(from->quals, "the WHERE clause");
+
+	/* GROUP BY keys: plain columns of the protected or a joined public table */
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
+		RangeTblEntry *kr;
+
+		if (!IsA(key, Var) || key->varlevelsup != 0 || key->varattno <= 0 ||
+			(kr = rt_fetch(key->varno, q->rtable))->rtekind != RTE_RELATION)
+			DpGuardRefuse("GROUP BY keys must be columns of the tables",
+						  "Expressions as keys could fail on private values; group by the column itself.");
+		cxt.group_atts = bms_add_member(cxt.group_atts, DP_GROUP_KEY(key->varno, key->varattno));
+	}
 	DpCheckReleasedWalker((Node *) q->targetList, &cxt);
 	DpCheckReleasedWalker(q->havingQual, &cxt);
 	if (contain_var_clause(q->limitCount) || contain_var_clause(q->limitOffset))
@@ -629,7 +796,6 @@ DpGuardValidate(Query *q, List *prot)
 		DpGuardRefuse("a query on a protected table must release only dp aggregates", "Raw rows are never released.");
 	return rte;
 }
-
 
 /* ------------------------------------------------------------------------
  * Catalog side channels
@@ -1031,7 +1197,7 @@ DpRewritePublicGroups(Query *q, Oid relid)
 	int			join_rti;
 	Relation	rel;
 
-	if (list_length(q->groupClause) > INDEX_MAX_KEYS)
+	if (list_length(q->groupClause) > INDEX_MAX_KEYS || list_length(q->rtable) != 1)
 		return false;
 	cxt.nkeys = 0;
 	foreach(lc, q->groupClause)
