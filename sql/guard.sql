@@ -1057,10 +1057,11 @@ SELECT column_name, data_type FROM information_schema.columns
 WHERE table_schema = 'clinic' AND table_name = 'patients' ORDER BY ordinal_position;
 SELECT pg_catalog.pg_get_indexdef(i.indexrelid) FROM pg_catalog.pg_index i
 WHERE i.indrelid = 'clinic.patients'::regclass ORDER BY 1;
--- KNOWN LEAK (open, sizes only): expressions PostgreSQL evaluates without
--- planning them (domain and table CHECK constraints, trigger WHEN conditions,
--- COPY FROM defaults) still see the real sizes and counts; (closed) COPY of a
--- whole catalog table is refused while protected tables are hidden
+-- (closed) expressions PostgreSQL evaluates without planning them (domain
+-- and table CHECK constraints, trigger WHEN conditions, COPY FROM defaults)
+-- would see the real sizes and counts: analysts may not create them while the
+-- database has protected tables; (closed) COPY of a whole catalog table is
+-- refused while protected tables are hidden
 CREATE DOMAIN ana.small AS float8 CHECK (VALUE < pg_catalog.pg_relation_size('clinic.patients'));
 SELECT dp_test.g_err($q$SELECT 0::float8::ana.small$q$) AS below_size,
        dp_test.g_err($q$SELECT 1e12::float8::ana.small$q$) AS above_size;

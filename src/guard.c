@@ -1408,10 +1408,89 @@ DpGuardExplain(QueryDesc *queryDesc, int eflags)
 					  "Plan estimates and run-time statistics reveal row counts.");
 }
 
+/* True if a list of Constraint nodes has a CHECK, DEFAULT or GENERATED expression. */
+static bool
+DpHasExpressionConstraint(List *constraints)
+{
+	ListCell   *lc;
+
+	foreach(lc, constraints)
+	{
+		Constraint *c = (Constraint *) lfirst(lc);
+
+		if (IsA(c, Constraint) &&
+			(c->contype == CONSTR_CHECK || c->contype == CONSTR_DEFAULT || c->contype == CONSTR_GENERATED))
+			return true;
+	}
+	return false;
+}
+
+/* True if a column definition carries an expression evaluated without planning. */
+static bool
+DpColumnHasExpression(ColumnDef *col)
+{
+	return col->raw_default != NULL || col->cooked_default != NULL ||
+		DpHasExpressionConstraint(col->constraints);
+}
+
 /*
- * ProcessUtility hook: COPY of a catalog table is not planned, so the size
+ * True if a DDL statement stores an expression that PostgreSQL later
+ * evaluates without planning it (so the guard's catalog masking cannot reach
+ * it): domain and table CHECK constraints, column DEFAULT and GENERATED
+ * expressions (COPY FROM fills defaults unplanned), trigger WHEN clauses,
+ * index expressions and predicates, ALTER COLUMN TYPE ... USING.
+ */
+static bool
+DpStoresUnplannedExpression(Node *stmt)
+{
+	ListCell   *lc;
+
+	switch (nodeTag(stmt))
+	{
+		case T_CreateDomainStmt:
+			return DpHasExpressionConstraint(((CreateDomainStmt *) stmt)->constraints);
+		case T_AlterDomainStmt:
+			return ((AlterDomainStmt *) stmt)->subtype == 'C' || ((AlterDomainStmt *) stmt)->subtype == 'T';
+		case T_CreateStmt:
+			foreach(lc, ((CreateStmt *) stmt)->tableElts)
+				if (IsA(lfirst(lc), ColumnDef) && DpColumnHasExpression(lfirst(lc)))
+					return true;
+			return DpHasExpressionConstraint(((CreateStmt *) stmt)->constraints);
+		case T_AlterTableStmt:
+			foreach(lc, ((AlterTableStmt *) stmt)->cmds)
+			{
+				AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+				if ((cmd->subtype == AT_ColumnDefault && cmd->def != NULL) ||
+					(cmd->subtype == AT_AddConstraint && cmd->def &&
+					 DpHasExpressionConstraint(list_make1(cmd->def))) ||
+					(cmd->subtype == AT_AddColumn && cmd->def && IsA(cmd->def, ColumnDef) &&
+					 DpColumnHasExpression((ColumnDef *) cmd->def)) ||
+					(cmd->subtype == AT_AlterColumnType && cmd->def && IsA(cmd->def, ColumnDef) &&
+					 ((ColumnDef *) cmd->def)->raw_default != NULL))
+					return true;
+			}
+			return false;
+		case T_CreateTrigStmt:
+			return ((CreateTrigStmt *) stmt)->whenClause != NULL;
+		case T_IndexStmt:
+			if (((IndexStmt *) stmt)->whereClause != NULL)
+				return true;
+			foreach(lc, ((IndexStmt *) stmt)->indexParams)
+				if (((IndexElem *) lfirst(lc))->expr != NULL)
+					return true;
+			return false;
+		default:
+			return false;
+	}
+}
+
+/*
+ * ProcessUtility hook.  COPY of a catalog table is not planned, so the size
  * columns of pg_class could not be hidden there: refuse it while protected
- * tables are hidden from the user.
+ * tables are hidden from the user.  For the same reason an analyst may not
+ * store expressions that are evaluated without planning (see
+ * DpStoresUnplannedExpression) while the database has protected tables.
  */
 static void
 DpGuardProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
@@ -1431,6 +1510,11 @@ DpGuardProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnly
 			DpGuardRefuse("COPY of this catalog is not allowed while protected tables are hidden",
 						  "It would show their size; use COPY (SELECT ...) TO instead.");
 	}
+	if (!(superuser() && superuser_arg(GetSessionUserId())) && DpStoresUnplannedExpression(stmt) &&
+		DpProtectedTables() != NIL && (!DpLedgerReady() || DpCurrentUserIsAnalyst()))
+		DpGuardRefuse("analysts may not store expressions evaluated outside a query plan",
+					  "CHECK, DEFAULT and GENERATED expressions, trigger WHEN clauses, index expressions and "
+					  "ALTER TYPE ... USING run unguarded and could read the size of protected tables.");
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
