@@ -790,6 +790,11 @@ DpGuardValidate(Query *q, List *prot)
 	}
 	DpCheckReleasedWalker((Node *) q->targetList, &cxt);
 	DpCheckReleasedWalker(q->havingQual, &cxt);
+	if (contain_volatile_functions((Node *) q->targetList) || contain_volatile_functions(q->havingQual) ||
+		contain_volatile_functions(q->limitCount) || contain_volatile_functions(q->limitOffset))
+		DpGuardRefuse("functions with side effects are not allowed on a protected table",
+					  "nextval, set_config, pg_notify, advisory locks, pg_sleep and other volatile functions "
+					  "are refused, also over released values.");
 	if (contain_var_clause(q->limitCount) || contain_var_clause(q->limitOffset))
 		DpGuardRefuse("LIMIT and OFFSET must be constants", "They may not depend on table columns.");
 	if (cxt.ndp == 0)
