@@ -25,24 +25,29 @@ static DpMechanism default_mechanism_fallback = {DP_MECH_LAPLACE, DP_FORM_EPSILO
 
 const DpMechanism *dp_default_mechanism = &default_mechanism_fallback;
 
-/* Check hook: the value must parse as a privacy-form mechanism. */
+/*
+ * Parse a mechanism setting into a malloc'd *extra; false (with the GUC
+ * error detail set) if it does not parse or, with need_delta, has no delta.
+ */
 static bool
-check_default_mechanism(char **newval, void **extra, GucSource source)
+DpCheckMechanismSetting(const char *value, void **extra, bool need_delta)
 {
 	DpMechanism mech;
 	DpMechanism *copy;
 	char		err[256];
 
-	if (!dp_mechanism_parse(*newval, &mech, err, sizeof(err)))
+	if (!dp_mechanism_parse(value, &mech, err, sizeof(err)))
 	{
 		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
 		GUC_check_errdetail("%s", err);
 		return false;
 	}
-	if (!dp_mechanism_is_privacy_form(&mech))
+	if (!dp_mechanism_is_privacy_form(&mech) || (need_delta && mech.form != DP_FORM_EPSILON_DELTA))
 	{
 		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
-		GUC_check_errdetail("The default mechanism must state epsilon (and delta) or rho; noise-parameter forms are for inspection only.");
+		GUC_check_errdetail(need_delta ?
+							"Partition selection needs gaussian(epsilon=E, delta=D) or osgt(epsilon=E, delta=D)." :
+							"The default mechanism must state epsilon (and delta) or rho; noise-parameter forms are for inspection only.");
 		return false;
 	}
 	copy = (DpMechanism *) malloc(sizeof(DpMechanism));
@@ -51,6 +56,13 @@ check_default_mechanism(char **newval, void **extra, GucSource source)
 	*copy = mech;
 	*extra = copy;
 	return true;
+}
+
+/* Check hook: the value must parse as a privacy-form mechanism. */
+static bool
+check_default_mechanism(char **newval, void **extra, GucSource source)
+{
+	return DpCheckMechanismSetting(*newval, extra, false);
 }
 
 /* Assign hook: publish the parsed value. */
@@ -64,28 +76,7 @@ assign_default_mechanism(const char *newval, void *extra)
 static bool
 check_partition_mechanism(char **newval, void **extra, GucSource source)
 {
-	DpMechanism mech;
-	DpMechanism *copy;
-	char		err[256];
-
-	if (!dp_mechanism_parse(*newval, &mech, err, sizeof(err)))
-	{
-		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
-		GUC_check_errdetail("%s", err);
-		return false;
-	}
-	if (mech.form != DP_FORM_EPSILON_DELTA)
-	{
-		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
-		GUC_check_errdetail("Partition selection needs gaussian(epsilon=E, delta=D) or osgt(epsilon=E, delta=D).");
-		return false;
-	}
-	copy = (DpMechanism *) malloc(sizeof(DpMechanism));
-	if (copy == NULL)
-		return false;
-	*copy = mech;
-	*extra = copy;
-	return true;
+	return DpCheckMechanismSetting(*newval, extra, true);
 }
 
 /* Assign hook: publish the parsed value. */
