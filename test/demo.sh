@@ -85,6 +85,22 @@ SELECT role, epsilon_limit, round(epsilon_spent::numeric, 4) AS epsilon_spent,
 SELECT dp_count(id, 'laplace(epsilon=1.5)') FROM people;
 \set ON_ERROR_STOP 1
 RESET ROLE;
+\echo '--- Protecting the table: the analyst now reaches it only through dp queries'
+SELECT dp_pg.protect('people');
+SELECT dp_pg.set_public_keys('people', 'region', ARRAY['north','south','east','west','central']);
+SET ROLE analyst;
+SELECT region, dp_count(id, 'laplace(epsilon=0.2)') AS dp_answer FROM people GROUP BY region ORDER BY region;
+\echo '(GROUP BY on a column with undeclared values: only groups that pass private partition selection)'
+SELECT age, dp_count(id, 'laplace(epsilon=0.2)') AS dp_answer FROM people WHERE age > 85 GROUP BY age ORDER BY age;
+\set ON_ERROR_STOP 0
+SELECT * FROM people LIMIT 1;
+SELECT count(*) FROM people;
+SELECT dp_count(*) FROM people WHERE 1 / (age - 40) > 0;
+SELECT relname, reltuples FROM pg_class WHERE relname = 'people';
+\set ON_ERROR_STOP 1
+SELECT role, round(epsilon_spent::numeric, 4) AS epsilon_spent, round(delta_spent::numeric, 12) AS delta_spent,
+       charges, accounting FROM dp_pg.my_budget;
+RESET ROLE;
 \echo '--- The ledger (what the DBA sees)'
 SELECT id, role, kind, round(epsilon::numeric, 4) AS epsilon, left(query, 60) AS query FROM dp_pg.ledger ORDER BY id;
 SQL
