@@ -390,6 +390,15 @@ RESET SESSION AUTHORIZATION;
 -- 3 charges of epsilon 1 (dp_count) / 2 (count + histogram): no selection, no delta
 SELECT * FROM dp_test.g_since_mark(3, 4, 0);
 
+-- (an analyst's own table with forced row-level security: its policy would run
+-- once per matching private row, a membership oracle)
+SET SESSION AUTHORIZATION dp_g_analyst;
+CREATE TABLE ana.rls_keys (id int PRIMARY KEY);
+INSERT INTO ana.rls_keys SELECT g FROM generate_series(1, 20) g;
+ALTER TABLE ana.rls_keys ENABLE ROW LEVEL SECURITY;
+ALTER TABLE ana.rls_keys FORCE ROW LEVEL SECURITY;
+CREATE POLICY p ON ana.rls_keys USING (id > 0);
+RESET SESSION AUTHORIZATION;
 --
 -- 2c. inner joins with public tables on a unique key of theirs (each private
 -- row meets at most one public row, so sensitivities are unchanged); their
@@ -408,7 +417,8 @@ SELECT dp_test.g_err(q) AS refused, q AS statement FROM unnest(ARRAY[
 	$q$SELECT dp_count(*) FROM patients p JOIN regions r ON r.population = p.age$q$,
 	$q$SELECT dp_count(*) FROM patients p LEFT JOIN regions r ON r.region = p.region$q$,
 	$q$SELECT dp_count(*) FROM patients p JOIN regions r ON r.region = p.region WHERE r.population / (p.age - 30) > 0$q$,
-	$q$SELECT r.population + p.age, dp_count(*) FROM patients p JOIN regions r ON r.region = p.region GROUP BY 1$q$
+	$q$SELECT r.population + p.age, dp_count(*) FROM patients p JOIN regions r ON r.region = p.region GROUP BY 1$q$,
+	$q$SELECT dp_count(*) FROM patients p JOIN ana.rls_keys k ON k.id = p.id$q$
 ]) q;
 RESET SESSION AUTHORIZATION;
 -- 4 answered (epsilon 1 each, the grouped one + partition selection 0.5, 1e-8); 4 refused

@@ -749,6 +749,9 @@ DpGuardValidate(Query *q, List *prot)
 		else if (get_rel_relkind(r->relid) != RELKIND_RELATION || r->tablesample != NULL)
 			DpGuardRefuse("only plain public tables may be joined to a protected table",
 						  "Views are expanded; other relation kinds and TABLESAMPLE are not allowed.");
+		else if (r->securityQuals != NIL)
+			DpGuardRefuse("public tables with row-level security cannot be joined to a protected table",
+						  "Their policies would run once per matching private row.");
 	}
 	if (rte == NULL)
 		DpGuardRefuse("a dp query reads exactly one protected table", "The protected table must be in FROM.");
