@@ -205,19 +205,6 @@ DpHalfMechanism(const DpMechanism *mech)
 	return half;
 }
 
-/* a + b, rounded up when the sum is inexact (costs never favour the analyst). */
-static double
-DpAddUp(double a, double b)
-{
-	double		r = a + b;
-
-	if (isinf(r) || isnan(r))
-		return r;
-	if (r - a == b && r - b == a)
-		return r;
-	return nextafter(r, INFINITY);
-}
-
 /* Attach a new, empty DpSumSite to a call site (query memory). */
 static DpSumSite *
 DpSumSiteNew(DpCallSite *site)
@@ -383,14 +370,21 @@ DpAvgPlan(DpCallSite *site, Datum *values, bool *isnull)
 	if (!dp_noise_plan(&ex->count, &half, 1, 1, 0, err, sizeof(err)))
 		DpReportMechanismError(err);
 
-	/* the charge: both releases composed */
-	*p = ex->fs.noise;
-	p->mech = site->mech;
-	p->epsilon = DpAddUp(ex->fs.noise.epsilon, ex->count.epsilon);
-	p->delta = DpAddUp(ex->fs.noise.delta, ex->count.delta);
-	p->rho = DpAddUp(ex->fs.noise.rho, ex->count.rho);
-	for (int i = 0; i < DP_RDP_NALPHAS; i++)
-		p->rdp[i] = DpAddUp(ex->fs.noise.rdp[i], ex->count.rdp[i]);
+	/* the charge: both releases composed (rounded up, accountant.c) */
+	{
+		DpCost		total;
+		DpCost		count;
+
+		dp_noise_plan_cost(&ex->fs.noise, &total);
+		dp_noise_plan_cost(&ex->count, &count);
+		dp_cost_add(&total, &count);
+		*p = ex->fs.noise;
+		p->mech = site->mech;
+		p->epsilon = total.epsilon;
+		p->delta = total.delta;
+		p->rho = total.rho;
+		memcpy(p->rdp, total.rdp, sizeof(p->rdp));
+	}
 }
 
 const DpAggKind dp_sum_int_kind = {

@@ -215,10 +215,7 @@ dp_estimate_mechanism_cost(PG_FUNCTION_ARGS)
 
 	if (!dp_noise_plan_real(&plan, mech, sensitivity, err, sizeof(err)))
 		DpReportMechanismError(err);
-	c.epsilon = plan.epsilon;
-	c.delta = plan.delta;
-	c.rho = plan.rho;
-	memcpy(c.rdp, plan.rdp, sizeof(c.rdp));
+	dp_noise_plan_cost(&plan, &c);
 	return DpCostRecord(fcinfo, &c, 1);
 }
 

@@ -283,10 +283,7 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 	kind->plan(site, values, nulls);
 	FreeExprContext(econtext, true);
 
-	site->cost.epsilon = site->plan.epsilon;
-	site->cost.delta = site->plan.delta;
-	site->cost.rho = site->plan.rho;
-	memcpy(site->cost.rdp, site->plan.rdp, sizeof(site->cost.rdp));
+	dp_noise_plan_cost(&site->plan, &site->cost);
 	return site;
 }
 

@@ -201,6 +201,16 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 	return true;
 }
 
+/* The privacy cost of one release of the planned noise. */
+void
+dp_noise_plan_cost(const DpNoisePlan *plan, DpCost *cost)
+{
+	cost->epsilon = plan->epsilon;
+	cost->delta = plan->delta;
+	cost->rho = plan->rho;
+	memcpy(cost->rdp, plan->rdp, sizeof(cost->rdp));
+}
+
 /* Continuous noise scale (Laplace b or Gaussian/OSGT sigma) of a privacy form at a real sensitivity. */
 double
 dp_noise_continuous_scale(const DpMechanism *mech, double sensitivity)

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "accountant.h"
 #include "calibrate.h"
 #include "mechanism.h"
 #include "sample.h"
@@ -53,6 +54,9 @@ extern bool dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 /* Plan noise for mech at a real sensitivity (output units), lattice chosen here. */
 extern bool dp_noise_plan_real(DpNoisePlan *plan, const DpMechanism *mech,
 							   double sensitivity, char *err, size_t errlen);
+
+/* The privacy cost of one release of the planned noise. */
+extern void dp_noise_plan_cost(const DpNoisePlan *plan, DpCost *cost);
 
 /* Continuous noise scale (Laplace b or Gaussian/OSGT sigma) of a privacy form at a real sensitivity. */
 extern double dp_noise_continuous_scale(const DpMechanism *mech, double sensitivity);
