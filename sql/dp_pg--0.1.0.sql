@@ -478,9 +478,9 @@ BEGIN
 		SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = privacy_unit AND attnum > 0 AND NOT attisdropped) THEN
 		RAISE EXCEPTION 'column "%" of "%" does not exist', privacy_unit, tbl USING ERRCODE = '42703';
 	END IF;
-	IF max_groups_contributed IS NULL OR max_groups_contributed < 1 OR
-	   max_rows_per_unit IS NULL OR max_rows_per_unit < 1 THEN
-		RAISE EXCEPTION 'max_groups_contributed and max_rows_per_unit must be at least 1'
+	IF max_groups_contributed IS NULL OR max_groups_contributed < 1 OR max_groups_contributed > 100000 OR
+	   max_rows_per_unit IS NULL OR max_rows_per_unit < 1 OR max_rows_per_unit > 1000000000 THEN
+		RAISE EXCEPTION 'max_groups_contributed must be between 1 and 100000 and max_rows_per_unit between 1 and 1000000000'
 			USING ERRCODE = '22023';
 	END IF;
 	INSERT INTO dp_pg.protected_tables (relid, privacy_unit, max_groups_contributed, max_rows_per_unit)
@@ -536,3 +536,115 @@ CREATE AGGREGATE dp_pg.partition_keep(dp_mechanism) (
 );
 COMMENT ON AGGREGATE dp_pg.partition_keep(dp_mechanism) IS
 	'private partition selection: release this group only if its noisy count reaches the threshold';
+
+--
+-- Privacy units (src/guard.c rewrites a dp query on a table with a privacy
+-- unit into these; analysts may not call them directly).  Each input row is
+-- one (unit, cell) of the bounded query: its contribution, already bounded
+-- per unit, then the trailing arguments of the bounded form: for sums
+-- (groups), for histograms (weight, rows, groups).  groups: the most cells a
+-- unit keeps, over which the mechanism is split (src/cost.c).
+--
+CREATE FUNCTION dp_pg.unit_priority() RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_unit_priority' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.unit_priority() IS
+	'a uniformly random int8 from the secure generator (orders a unit''s cells for sampling)';
+CREATE FUNCTION dp_pg.histogram_bucket(float8, float8, float8, int4) RETURNS int4
+	AS 'MODULE_PATHNAME', 'dp_histogram_bucket' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.histogram_bucket(float8, float8, float8, int4) IS
+	'the 0-based bin of x in dp_histogram(x, lower, upper, nbins, mech); NULL for NULL or NaN';
+
+CREATE FUNCTION dp_pg.bounded_sum_int8_trans(internal, int8, int8, int8, dp_mechanism, int4) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_sum_int8_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_sum(int8, int8, int8, dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_sum_int8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_int8_deserialize,
+	FINALFUNC = dp_sum_int8_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION dp_pg.bounded_sum_float8_trans(internal, float8, float8, float8, dp_mechanism, int4) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_sum_float8_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_sum(float8, float8, float8, dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_sum_float8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_float8_deserialize,
+	FINALFUNC = dp_sum_float8_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION dp_pg.bounded_sum_numeric_trans(internal, numeric, numeric, numeric, dp_mechanism, int4) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_sum_numeric_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_sum(numeric, numeric, numeric, dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_sum_numeric_trans,
+	STYPE = internal,
+	SSPACE = 128,
+	COMBINEFUNC = pg_catalog.numeric_avg_combine,
+	SERIALFUNC = pg_catalog.numeric_avg_serialize,
+	DESERIALFUNC = pg_catalog.numeric_avg_deserialize,
+	FINALFUNC = dp_sum_numeric_final,
+	PARALLEL = SAFE
+);
+
+CREATE FUNCTION dp_pg.bounded_avg_trans(internal, float8, float8, float8, dp_mechanism, int8, int8, int4) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_avg_wtrans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_avg(float8, float8, float8, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_avg_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_avg_deserialize,
+	FINALFUNC = dp_avg_final,
+	PARALLEL = SAFE
+);
+
+CREATE FUNCTION dp_pg.bounded_histogram_bins_trans(internal, anycompatible, anycompatiblearray, dp_mechanism, int8, int8, int4)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_histogram_bins_wtrans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_histogram_bins(anycompatible, anycompatiblearray, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_histogram_bins_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_counts_combine,
+	SERIALFUNC = dp_histogram_counts_serialize,
+	DESERIALFUNC = dp_histogram_counts_deserialize,
+	FINALFUNC = dp_histogram_bins_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION dp_pg.bounded_histogram_width_trans(internal, float8, float8, float8, int4, dp_mechanism, int8, int8, int4)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_histogram_width_wtrans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_histogram_width(float8, float8, float8, int4, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_histogram_width_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_counts_combine,
+	SERIALFUNC = dp_histogram_counts_serialize,
+	DESERIALFUNC = dp_histogram_counts_deserialize,
+	FINALFUNC = dp_histogram_width_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION dp_pg.bounded_histogram_keys_trans(internal, anyelement, dp_mechanism, int8, int8, int4)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_histogram_keys_wtrans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_histogram_keys(anyelement, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_histogram_keys_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize,
+	DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_histogram_keys_final,
+	PARALLEL = SAFE
+);
+-- partition selection over (unit, group) rows: counts the units of a group
+CREATE FUNCTION dp_pg.bounded_partition_keep_trans(int8, dp_mechanism, int4) RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_count_trans' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_partition_keep(dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_partition_keep_trans,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_pg.partition_keep_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);

@@ -91,3 +91,16 @@ DpReportMechanismError(const char *err)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid dp_mechanism: %s", err)));
 }
+
+PG_FUNCTION_INFO_V1(dp_unit_priority);
+
+/*
+ * dp_pg.unit_priority(): a uniform int8 from the backend's OpenSSL generator.
+ * The guard orders each unit's cells by it to keep a uniformly random subset
+ * of max_groups_contributed of them (ties have probability 2^-64 per pair).
+ */
+Datum
+dp_unit_priority(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) dp_rng_u64(DpBackendRng()));
+}

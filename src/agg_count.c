@@ -31,6 +31,7 @@ DpCountPlan(DpCallSite *site, Datum *values, bool *isnull)
 const DpAggKind dp_count_star_kind = {
 	.name = "dp_count",
 	.finalfn = dp_count_star_final,
+	.nargs = 0,
 	.mech_argno = -1,
 	.plan = DpCountPlan,
 };
@@ -38,6 +39,7 @@ const DpAggKind dp_count_star_kind = {
 const DpAggKind dp_count_kind = {
 	.name = "dp_count",
 	.finalfn = dp_count_final,
+	.nargs = 2,
 	.mech_argno = 1,
 	.plan = DpCountPlan,
 };

@@ -705,13 +705,16 @@ DpCheckLabelsDistinct(char **labels, int n)
 	pfree(sorted);
 }
 
-/* Plan a histogram's noise: sensitivity 1 per bin (disjoint bins), integer lattice. */
+/*
+ * Plan a histogram's noise: sensitivity 1 per bin (disjoint bins), or the
+ * unit's per-cell bound in the bounded form; integer lattice.
+ */
 static void
 DpHistNoisePlan(DpCallSite *site)
 {
 	char		err[256];
 
-	if (!dp_noise_plan(&site->plan, &site->mech, 1, 1, 0, err, sizeof(err)))
+	if (!dp_noise_plan(&site->plan, &site->mech, site->unit_rows, site->unit_rows, 0, err, sizeof(err)))
 		DpReportMechanismError(err);
 }
 
@@ -766,6 +769,8 @@ DpHistWidthPlan(DpCallSite *site, Datum *values, bool *isnull)
 const DpAggKind dp_histogram_bins_kind = {
 	.name = "dp_histogram",
 	.finalfn = dp_histogram_bins_final,
+	.nargs = 3,
+	.bounded_extra = 3,
 	.mech_argno = 2,
 	.nconst = 1,
 	.const_argnos = {1},
@@ -775,6 +780,8 @@ const DpAggKind dp_histogram_bins_kind = {
 const DpAggKind dp_histogram_width_kind = {
 	.name = "dp_histogram",
 	.finalfn = dp_histogram_width_final,
+	.nargs = 5,
+	.bounded_extra = 3,
 	.mech_argno = 4,
 	.nconst = 3,
 	.const_argnos = {1, 2, 3},
@@ -1076,8 +1083,10 @@ dp_histogram_keys_deserialize(PG_FUNCTION_ARGS)
 }
 
 /*
- * Smallest integer tau >= 2 with P(1 + Z >= tau) <= delta, Z the planned
- * discrete Gaussian (m = 0) or OSGT noise in lattice units (sensitivity 1).
+ * Smallest integer tau >= 1 + rows with P(rows + Z >= tau) <= delta, Z the
+ * planned discrete Gaussian (m = 0) or OSGT noise in lattice units (rows = 1
+ * without a privacy unit; otherwise the most a unit adds to one key).  Below,
+ * j is found with P(Z >= j) <= delta and tau = j + rows (rows = 1 shown).
  *
  * With w(k) = exp(-(k^2 + 2 m |k|)/(2 sigma^2)), decreasing in |k|, and
  * c = m^2/(2 sigma^2):
@@ -1089,7 +1098,7 @@ dp_histogram_keys_deserialize(PG_FUNCTION_ARGS)
  * delta > 0.
  */
 static int64
-DpPartitionThreshold(const DpNoisePlan *plan, double delta)
+DpPartitionThreshold(const DpNoisePlan *plan, double delta, int64 rows)
 {
 	double		sigma = sqrt(plan->sigma2);
 	double		m = plan->mech.family == DP_MECH_OSGT ? plan->m_lattice : 0.0;
@@ -1100,7 +1109,7 @@ DpPartitionThreshold(const DpNoisePlan *plan, double delta)
 	double		j;
 
 	if (dp_norm_log_q(-60.0) <= target)
-		return 2;
+		return 1 + rows;
 	/* y satisfies the bound; j - 1 + m >= sigma y */
 	y = dp_norm_log_q_inv(target);
 	j = ceil(sigma * y - m + 1.0);
@@ -1110,12 +1119,13 @@ DpPartitionThreshold(const DpNoisePlan *plan, double delta)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("the partition selection threshold of %s is out of range", hist_name)));
-	return (int64) j + 1;
+	/* a new key holds at most rows (1 without a privacy unit): P(rows + Z >= tau) <= delta */
+	return (int64) j + rows;
 }
 
 /* Check a mechanism for partition selection and plan its noise and threshold. */
 static int64
-DpPartitionPlan(DpNoisePlan *plan, const DpMechanism *mech)
+DpPartitionPlan(DpNoisePlan *plan, const DpMechanism *mech, int64 rows)
 {
 	char		err[256];
 
@@ -1126,9 +1136,9 @@ DpPartitionPlan(DpNoisePlan *plan, const DpMechanism *mech)
 				 errdetail("Releasing which keys occur has a small chance of revealing a single row; that chance is bounded by the mechanism's delta, and %s has none.",
 						   mech->family == DP_MECH_LAPLACE ? "a pure-epsilon laplace mechanism" : "a rho-zCDP mechanism"),
 				 errhint("Use gaussian(epsilon=.., delta=..) or osgt(epsilon=.., delta=..), or list public bins: dp_histogram(key, bins, mechanism).")));
-	if (!dp_noise_plan(plan, mech, 1, 1, 0, err, sizeof(err)))
+	if (!dp_noise_plan(plan, mech, rows, rows, 0, err, sizeof(err)))
 		DpReportMechanismError(err);
-	return DpPartitionThreshold(plan, mech->p[1]);
+	return DpPartitionThreshold(plan, mech->p[1], rows);
 }
 
 /* Plan dp_histogram(key, mech): noise, threshold, and an (epsilon, delta)-only charge. */
@@ -1137,7 +1147,7 @@ DpHistKeysPlan(DpCallSite *site, Datum *values, bool *isnull)
 {
 	DpHistSite *ex = palloc0(sizeof(DpHistSite));
 
-	ex->threshold = DpPartitionPlan(&site->plan, &site->mech);
+	ex->threshold = DpPartitionPlan(&site->plan, &site->mech, site->unit_rows);
 	/* the key set has no Rényi / zCDP guarantee (see the file header) */
 	site->plan.rho = INFINITY;
 	for (int i = 0; i < DP_RDP_NALPHAS; i++)
@@ -1148,6 +1158,8 @@ DpHistKeysPlan(DpCallSite *site, Datum *values, bool *isnull)
 const DpAggKind dp_histogram_keys_kind = {
 	.name = "dp_histogram",
 	.finalfn = dp_histogram_keys_final,
+	.nargs = 2,
+	.bounded_extra = 3,
 	.mech_argno = 1,
 	.nconst = 0,
 	.plan = DpHistKeysPlan,
@@ -1192,7 +1204,7 @@ dp_partition_threshold(PG_FUNCTION_ARGS)
 
 	if (!dp_mechanism_validate(mech, err, sizeof(err)))
 		DpReportMechanismError(err);
-	PG_RETURN_INT64(DpPartitionPlan(&plan, mech));
+	PG_RETURN_INT64(DpPartitionPlan(&plan, mech, 1));
 }
 
 /*
@@ -1207,6 +1219,8 @@ PG_FUNCTION_INFO_V1(dp_partition_keep_final);
 const DpAggKind dp_partition_keep_kind = {
 	.name = "partition selection",
 	.finalfn = dp_partition_keep_final,
+	.nargs = 1,
+	.bounded_extra = 1,
 	.mech_argno = 0,
 	.nconst = 0,
 	.plan = DpHistKeysPlan,
@@ -1221,4 +1235,146 @@ dp_partition_keep_final(PG_FUNCTION_ARGS)
 	int64		count = PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0);
 
 	PG_RETURN_BOOL(DpNoisyCount(site, count) >= ex->threshold);
+}
+
+/*
+ * Unit-bounded forms (guard.c, privacy units).  dp_pg.bounded_histogram_*
+ * take the arguments of their dp_histogram form and then (weight, rows,
+ * groups): each input row is one (unit, cell) of the bounded query and adds
+ * its weight — the unit's row count in that cell — capped at rows.  Noise
+ * and threshold are planned for sensitivity rows per cell, with the
+ * mechanism split over groups cells (cost.c).
+ */
+PG_FUNCTION_INFO_V1(dp_histogram_bins_wtrans);
+PG_FUNCTION_INFO_V1(dp_histogram_width_wtrans);
+PG_FUNCTION_INFO_V1(dp_histogram_keys_wtrans);
+PG_FUNCTION_INFO_V1(dp_histogram_bucket);
+
+/* The weight of a bounded-form row: argument argno capped to [0, argument argno + 1]. */
+static inline int64
+DpBoundedWeight(FunctionCallInfo fcinfo, int argno)
+{
+	int64		w;
+	int64		rows;
+
+	if (PG_ARGISNULL(argno) || PG_ARGISNULL(argno + 1))
+		return 0;
+	w = PG_GETARG_INT64(argno);
+	rows = PG_GETARG_INT64(argno + 1);
+	if (w > rows)
+		w = rows;
+	return w > 0 ? w : 0;
+}
+
+/* Transition of dp_pg.bounded_histogram_bins(key, bins, mech, weight, rows, groups). */
+Datum
+dp_histogram_bins_wtrans(PG_FUNCTION_ARGS)
+{
+	DpHistState *state;
+	DpBinIndex *bx = DpBinIndexForCall(fcinfo);
+	int64		w = DpBoundedWeight(fcinfo, 4);
+
+	if (PG_ARGISNULL(0))
+		state = DpHistStateNew(DpAggMemoryContext(fcinfo, "dp_histogram_bins_wtrans"), bx->nbins);
+	else
+		state = (DpHistState *) PG_GETARG_POINTER(0);
+
+	if (!PG_ARGISNULL(1) && w > 0)
+	{
+		Datum		key = DpKeyPrepare(&bx->ops, PG_GETARG_DATUM(1));
+		int			b = DpKeyIndexFind(&bx->index, &bx->ops, bx->elems, bx->hashes,
+									   key, DpKeyHash(&bx->ops, key), NULL);
+
+		if (b >= 0 &&
+			(pg_add_s64_overflow(state->counts[b], w, &state->counts[b]) ||
+			 pg_add_s64_overflow(state->total, w, &state->total)))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("bigint out of range")));
+	}
+	PG_RETURN_POINTER(state);
+}
+
+/* Transition of dp_pg.bounded_histogram_width(x, lower, upper, nbins, mech, weight, rows, groups). */
+Datum
+dp_histogram_width_wtrans(PG_FUNCTION_ARGS)
+{
+	DpHistState *state;
+	DpWidthBins *wb = DpWidthBinsForCall(fcinfo);
+	int64		w = DpBoundedWeight(fcinfo, 6);
+
+	if (PG_ARGISNULL(0))
+		state = DpHistStateNew(DpAggMemoryContext(fcinfo, "dp_histogram_width_wtrans"), wb->nbins);
+	else
+		state = (DpHistState *) PG_GETARG_POINTER(0);
+
+	if (!PG_ARGISNULL(1) && w > 0)
+	{
+		double		x = PG_GETARG_FLOAT8(1);
+		int			b;
+
+		if (!isnan(x))
+		{
+			b = DpWidthBin(wb, x);
+			if (pg_add_s64_overflow(state->counts[b], w, &state->counts[b]) ||
+				pg_add_s64_overflow(state->total, w, &state->total))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("bigint out of range")));
+		}
+	}
+	PG_RETURN_POINTER(state);
+}
+
+/* Transition of dp_pg.bounded_histogram_keys(key, mech, weight, rows, groups). */
+Datum
+dp_histogram_keys_wtrans(PG_FUNCTION_ARGS)
+{
+	DpKeyState *ks;
+	int64		w = DpBoundedWeight(fcinfo, 3);
+
+	if (PG_ARGISNULL(0))
+	{
+		MemoryContext aggcxt = DpAggMemoryContext(fcinfo, "dp_histogram_keys_wtrans");
+
+		ks = DpKeyStateNew(aggcxt, get_fn_expr_argtype(fcinfo->flinfo, 1), PG_GET_COLLATION());
+		DpKeyIndexInit(&ks->index, aggcxt, 0);
+	}
+	else
+		ks = (DpKeyState *) PG_GETARG_POINTER(0);
+
+	if (!PG_ARGISNULL(1) && w > 0)
+		DpKeyStateAdd(ks, DpKeyPrepare(&ks->ops, PG_GETARG_DATUM(1)), w);
+	PG_RETURN_POINTER(ks);
+}
+
+/*
+ * dp_pg.histogram_bucket(x, lower, upper, nbins): the bin (0-based) that
+ * dp_histogram(x, lower, upper, nbins, mech) counts x in, NULL for NaN.  The
+ * bounded form groups a unit's rows by it, so that a unit's cells are
+ * exactly the bins.  Bounds and bin count must be constant (as in the
+ * aggregate); the edges are cached.
+ */
+Datum
+dp_histogram_bucket(PG_FUNCTION_ARGS)
+{
+	DpWidthBins *wb = (DpWidthBins *) fcinfo->flinfo->fn_extra;
+	double		x;
+
+	if (wb == NULL || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3) ||
+		wb->lower != PG_GETARG_FLOAT8(1) || wb->upper != PG_GETARG_FLOAT8(2) ||
+		wb->nbins != PG_GETARG_INT32(3))
+	{
+		wb = DpWidthBinsMake(fcinfo->flinfo->fn_mcxt,
+							 PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_FLOAT8(1),
+							 PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_FLOAT8(2),
+							 PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3));
+		fcinfo->flinfo->fn_extra = wb;
+	}
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	x = PG_GETARG_FLOAT8(0);
+	if (isnan(x))
+		PG_RETURN_NULL();
+	PG_RETURN_INT32(DpWidthBin(wb, x));
 }

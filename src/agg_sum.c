@@ -162,7 +162,7 @@ DpCheckIntBounds(const char *aggname, int64 lower, int64 upper)
  */
 static void
 DpFloatBoundsMake(const char *aggname, double lower, double upper, bool centred,
-				  DpFloatBounds *fb)
+				  int64 rows, DpFloatBounds *fb)
 {
 	double		h;
 
@@ -171,7 +171,12 @@ DpFloatBoundsMake(const char *aggname, double lower, double upper, bool centred,
 	fb->upper = upper;
 	fb->center = centred ? lower / 2.0 + upper / 2.0 : 0.0;
 	h = Max(fabs(lower - fb->center), fabs(upper - fb->center));
-	fb->unit_exp = dp_fixedsum_float_unit(h);
+	/* units coarse enough for rows values of one unit (rows = 1 but for a privacy unit's cell) */
+	if (!isfinite(h * (double) rows))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the bounds of %s are too wide for max_rows_per_unit " INT64_FORMAT, aggname, rows)));
+	fb->unit_exp = dp_fixedsum_float_unit(h * (double) rows);
 	fb->to_units = ldexp(1.0, -fb->unit_exp);
 	fb->row_bound = dp_fixedsum_float_bound(h, fb->unit_exp);
 }
@@ -187,22 +192,7 @@ DpAbsInt64(int64 v)
 static DpMechanism
 DpHalfMechanism(const DpMechanism *mech)
 {
-	DpMechanism half = *mech;
-
-	switch (mech->form)
-	{
-		case DP_FORM_EPSILON:
-		case DP_FORM_RHO:
-			half.p[0] = mech->p[0] / 2.0;
-			break;
-		case DP_FORM_EPSILON_DELTA:
-			half.p[0] = mech->p[0] / 2.0;
-			half.p[1] = mech->p[1] / 2.0;
-			break;
-		default:
-			break;				/* noise forms: refused by the planner */
-	}
-	return half;
+	return DpSplitMechanism(mech, 2);
 }
 
 /* Attach a new, empty DpSumSite to a call site (query memory). */
@@ -262,7 +252,7 @@ DpSumFloat8Plan(DpCallSite *site, Datum *values, bool *isnull)
 
 	DpCheckBoundsNotNull(site->kind->name, isnull[0], isnull[1]);
 	DpFloatBoundsMake(site->kind->name, DatumGetFloat8(values[0]), DatumGetFloat8(values[1]),
-					  false, &ex->fb);
+					  false, 1, &ex->fb);
 	if (!dp_fixedsum_plan_units(&ex->fs, &site->mech, ex->fb.row_bound, ex->fb.unit_exp,
 								INT_MIN, err, sizeof(err)))
 		DpReportMechanismError(err);
@@ -363,11 +353,16 @@ DpAvgPlan(DpCallSite *site, Datum *values, bool *isnull)
 
 	DpCheckBoundsNotNull(site->kind->name, isnull[0], isnull[1]);
 	DpFloatBoundsMake(site->kind->name, DatumGetFloat8(values[0]), DatumGetFloat8(values[1]),
-					  true, &ex->fb);
-	if (!dp_fixedsum_plan_units(&ex->fs, &half, ex->fb.row_bound, ex->fb.unit_exp,
+					  true, site->unit_rows, &ex->fb);
+	/* the bounded form: a unit adds at most unit_rows rows' worth to a cell */
+	if (ex->fb.row_bound > (uint64) (INT64_MAX / site->unit_rows))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the bounds of dp_avg are too wide for max_rows_per_unit " INT64_FORMAT, site->unit_rows)));
+	if (!dp_fixedsum_plan_units(&ex->fs, &half, ex->fb.row_bound * (uint64) site->unit_rows, ex->fb.unit_exp,
 								INT_MIN, err, sizeof(err)))
 		DpReportMechanismError(err);
-	if (!dp_noise_plan(&ex->count, &half, 1, 1, 0, err, sizeof(err)))
+	if (!dp_noise_plan(&ex->count, &half, site->unit_rows, site->unit_rows, 0, err, sizeof(err)))
 		DpReportMechanismError(err);
 
 	/* the charge: both releases composed (rounded up, accountant.c) */
@@ -390,6 +385,7 @@ DpAvgPlan(DpCallSite *site, Datum *values, bool *isnull)
 const DpAggKind dp_sum_int_kind = {
 	.name = "dp_sum",
 	.finalfn = dp_sum_int_final,
+	.nargs = 4,
 	.mech_argno = 3,
 	.nconst = 2,
 	.const_argnos = {1, 2},
@@ -399,6 +395,8 @@ const DpAggKind dp_sum_int_kind = {
 const DpAggKind dp_sum_int8_kind = {
 	.name = "dp_sum",
 	.finalfn = dp_sum_int8_final,
+	.nargs = 4,
+	.bounded_extra = 1,
 	.mech_argno = 3,
 	.nconst = 2,
 	.const_argnos = {1, 2},
@@ -408,6 +406,8 @@ const DpAggKind dp_sum_int8_kind = {
 const DpAggKind dp_sum_float8_kind = {
 	.name = "dp_sum",
 	.finalfn = dp_sum_float8_final,
+	.nargs = 4,
+	.bounded_extra = 1,
 	.mech_argno = 3,
 	.nconst = 2,
 	.const_argnos = {1, 2},
@@ -417,6 +417,8 @@ const DpAggKind dp_sum_float8_kind = {
 const DpAggKind dp_sum_numeric_kind = {
 	.name = "dp_sum",
 	.finalfn = dp_sum_numeric_final,
+	.nargs = 4,
+	.bounded_extra = 1,
 	.mech_argno = 3,
 	.nconst = 2,
 	.const_argnos = {1, 2},
@@ -426,6 +428,8 @@ const DpAggKind dp_sum_numeric_kind = {
 const DpAggKind dp_avg_kind = {
 	.name = "dp_avg",
 	.finalfn = dp_avg_final,
+	.nargs = 4,
+	.bounded_extra = 3,
 	.mech_argno = 3,
 	.nconst = 2,
 	.const_argnos = {1, 2},
@@ -660,7 +664,7 @@ dp_sum_int8_trans(PG_FUNCTION_ARGS)
 
 /* Create the state of dp_sum(float8) / dp_avg from the call's bounds. */
 static DpSumState *
-DpFloatSumStateNew(FunctionCallInfo fcinfo, DpStateKind kind, const char *aggname)
+DpFloatSumStateNew(FunctionCallInfo fcinfo, DpStateKind kind, const char *aggname, int64 rows)
 {
 	MemoryContext aggcxt = DpAggMemoryContext(fcinfo, aggname);
 	DpFloatBounds fb;
@@ -668,7 +672,7 @@ DpFloatSumStateNew(FunctionCallInfo fcinfo, DpStateKind kind, const char *aggnam
 
 	DpCheckBoundsNotNull(aggname, PG_ARGISNULL(2), PG_ARGISNULL(3));
 	DpFloatBoundsMake(aggname, PG_GETARG_FLOAT8(2), PG_GETARG_FLOAT8(3),
-					  kind == DP_STATE_AVG, &fb);
+					  kind == DP_STATE_AVG, rows, &fb);
 	state = DpSumStateNew(aggcxt, kind);
 	state->unit_exp = fb.unit_exp;
 	state->to_units = fb.to_units;
@@ -681,7 +685,7 @@ Datum
 dp_sum_float8_trans(PG_FUNCTION_ARGS)
 {
 	DpSumState *state = PG_ARGISNULL(0)
-		? DpFloatSumStateNew(fcinfo, DP_STATE_SUM_FLOAT8, "dp_sum")
+		? DpFloatSumStateNew(fcinfo, DP_STATE_SUM_FLOAT8, "dp_sum", 1)
 		: (DpSumState *) PG_GETARG_POINTER(0);
 
 	if (!PG_ARGISNULL(1))
@@ -705,7 +709,7 @@ Datum
 dp_avg_trans(PG_FUNCTION_ARGS)
 {
 	DpSumState *state = PG_ARGISNULL(0)
-		? DpFloatSumStateNew(fcinfo, DP_STATE_AVG, "dp_avg")
+		? DpFloatSumStateNew(fcinfo, DP_STATE_AVG, "dp_avg", 1)
 		: (DpSumState *) PG_GETARG_POINTER(0);
 
 	if (!PG_ARGISNULL(1))
@@ -719,6 +723,53 @@ dp_avg_trans(PG_FUNCTION_ARGS)
 			x = x < lower ? lower : (x > upper ? upper : x);
 			state->sum += dp_fixedsum_float_to_units(x - state->center, state->to_units);
 			state->count++;
+		}
+	}
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * Transition of dp_pg.bounded_avg(mean, lower, upper, mech, weight, rows,
+ * groups), the unit-bounded dp_avg (guard.c): one input row is one (unit,
+ * cell) whose weight (its row count, capped at rows) counts at the unit's
+ * clamped mean, so the unit moves the centred sum by at most rows x the
+ * per-row bound and the count by at most rows.
+ */
+PG_FUNCTION_INFO_V1(dp_avg_wtrans);
+
+Datum
+dp_avg_wtrans(PG_FUNCTION_ARGS)
+{
+	DpSumState *state;
+
+	if (PG_ARGISNULL(6))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the contribution bounds of dp_avg must not be null")));
+	state = PG_ARGISNULL(0)
+		? DpFloatSumStateNew(fcinfo, DP_STATE_AVG, "dp_avg", PG_GETARG_INT64(6))
+		: (DpSumState *) PG_GETARG_POINTER(0);
+
+	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(5))
+	{
+		double		x = PG_GETARG_FLOAT8(1);
+		double		lower = PG_GETARG_FLOAT8(2);
+		double		upper = PG_GETARG_FLOAT8(3);
+		int64		w = PG_GETARG_INT64(5);
+		int64		rows = PG_GETARG_INT64(6);
+
+		w = Min(w, rows);
+		if (likely(!isnan(x)) && w > 0)
+		{
+			int128		u;
+
+			x = x < lower ? lower : (x > upper ? upper : x);
+			u = dp_fixedsum_float_to_units(x - state->center, state->to_units);
+			state->sum += u * w;
+			if (pg_add_s64_overflow(state->count, w, &state->count))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("bigint out of range")));
 		}
 	}
 	PG_RETURN_POINTER(state);

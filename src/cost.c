@@ -42,6 +42,7 @@
 #include "catalog/dependency.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -59,6 +60,7 @@
 #include "utils/snapmgr.h"
 
 #include "agg_common.h"
+#include "calibrate.h"
 #include "cost.h"
 #include "guard.h"
 #include "guc.h"
@@ -241,6 +243,93 @@ DpEvalConstArg(const DpAggKind *kind, Expr *expr, ExprContext *econtext, bool *i
 	return ExecEvalExprSwitchContext(es, econtext, isnull);
 }
 
+/*
+ * The mechanism with 1/k of its budget: epsilon (and delta) or rho divided
+ * by k.  k releases of it compose to at most the original (basic composition
+ * for (epsilon, delta), additivity of rho); the accountant composes their
+ * Rényi curves, which is often tighter still.
+ */
+DpMechanism
+DpSplitMechanism(const DpMechanism *mech, int k)
+{
+	DpMechanism part = *mech;
+
+	switch (mech->form)
+	{
+		case DP_FORM_EPSILON:
+		case DP_FORM_RHO:
+			part.p[0] = mech->p[0] / k;
+			break;
+		case DP_FORM_EPSILON_DELTA:
+			part.p[0] = mech->p[0] / k;
+			part.p[1] = mech->p[1] / k;
+			break;
+		default:
+			break;				/* noise forms: refused by the planner */
+	}
+	return part;
+}
+
+/*
+ * The largest rho whose zCDP implies (epsilon, delta)-DP by the
+ * Canonne-Kamath-Steinke conversion (bisection: its epsilon(rho) increases
+ * with rho); 0 if none is found.
+ */
+static double
+DpZcdpRhoFor(double epsilon, double delta)
+{
+	double		lo = 0.0;
+	double		hi = epsilon;	/* eps_cks(rho, delta) >= rho: epsilon is too much */
+
+	if (!(epsilon > 0.0) || !isfinite(epsilon) || !(delta > 0.0) || !(delta < 1.0))
+		return 0.0;
+	for (int i = 0; i < 100; i++)
+	{
+		double		mid = 0.5 * (lo + hi);
+		double		e = dp_zcdp_eps_cks(mid, delta, NULL);
+
+		if (e <= epsilon)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The number of arguments of an aggregate call (its ORDER BY items are not arguments). */
+int
+DpAggNumArgs(List *args)
+{
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, args)
+		if (!lfirst_node(TargetEntry, lc)->resjunk)
+			n++;
+	return n;
+}
+
+/* An int8 / int4 constant argument of a bounded form, checked to lie in [1, max]. */
+static int64
+DpBoundArg(const DpAggKind *kind, List *args, int argno, Oid type, int64 max, ExprContext *econtext)
+{
+	bool		isnull;
+	Datum		d = DpEvalConstArg(kind, list_nth_node(TargetEntry, args, argno)->expr, econtext, &isnull);
+	int64		v;
+
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the contribution bounds of %s must not be null", kind->name)));
+	v = type == INT4OID ? DatumGetInt32(d) : DatumGetInt64(d);
+	if (v < 1 || v > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a contribution bound of %s is out of range", kind->name),
+				 errdetail("It is " INT64_FORMAT "; it must be between 1 and " INT64_FORMAT ".", v, max)));
+	return v;
+}
+
 /* Plan one dp aggregate call site of an Agg node. */
 static DpCallSite *
 DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate)
@@ -250,9 +339,23 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 	DpCallSite *site = palloc0(sizeof(DpCallSite));
 	Datum		values[DP_MAX_CONST_ARGS];
 	bool		nulls[DP_MAX_CONST_ARGS];
+	int			nargs = DpAggNumArgs(args);
+	DpMechanism orig_mech;
+	bool		zcdp_split = false;
 
 	site->kind = kind;
 	site->aggref = aggref;
+	site->unit_rows = 1;
+	site->unit_groups = 1;
+	if (nargs != kind->nargs)
+	{
+		/* the unit-bounded form (guard.c): trailing [weight, rows,] groups */
+		if (kind->bounded_extra <= 0 || nargs != kind->nargs + kind->bounded_extra)
+			elog(ERROR, "%s: %d arguments where %d were expected", kind->name, nargs, kind->nargs);
+		site->unit_groups = (int32) DpBoundArg(kind, args, nargs - 1, INT4OID, DP_MAX_UNIT_GROUPS, econtext);
+		if (kind->bounded_extra == 3)
+			site->unit_rows = DpBoundArg(kind, args, nargs - 2, INT8OID, DP_MAX_UNIT_ROWS, econtext);
+	}
 	if (kind->mech_argno < 0)
 		site->mech = *dp_default_mechanism;
 	else
@@ -273,6 +376,10 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 		if (!dp_mechanism_validate(&site->mech, err, sizeof(err)))
 			DpReportMechanismError(err);
 	}
+	/* a unit touches at most unit_groups cells: each cell gets 1/groups of the budget */
+	orig_mech = site->mech;
+	if (site->unit_groups > 1)
+		site->mech = DpSplitMechanism(&site->mech, site->unit_groups);
 	for (int i = 0; i < kind->nconst; i++)
 	{
 		if (kind->const_argnos[i] >= list_length(args))
@@ -281,9 +388,57 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 								   econtext, &nulls[i]);
 	}
 	kind->plan(site, values, nulls);
+
+	/*
+	 * Gaussian (epsilon, delta) over several cells: splitting epsilon and
+	 * delta is basic composition; splitting zCDP is often much tighter (the
+	 * discrete Gaussian's rho is exact for integer shifts and adds up over
+	 * cells, and the Canonne-Kamath-Steinke conversion of the total gives
+	 * (epsilon, delta)).  Plan both; keep the one with the smaller sigma.
+	 */
+	if (site->unit_groups > 1 && orig_mech.family == DP_MECH_GAUSSIAN &&
+		orig_mech.form == DP_FORM_EPSILON_DELTA &&
+		kind != &dp_histogram_keys_kind && kind != &dp_partition_keep_kind)
+	{
+		DpCallSite	alt = *site;
+		double		rho = DpZcdpRhoFor(orig_mech.p[0], orig_mech.p[1]);
+
+		if (rho > 0.0)
+		{
+			alt.mech.family = DP_MECH_GAUSSIAN;
+			alt.mech.form = DP_FORM_RHO;
+			alt.mech.p[0] = rho / site->unit_groups;
+			alt.mech.p[1] = 0.0;
+			kind->plan(&alt, values, nulls);
+			if (alt.plan.sigma < site->plan.sigma)
+			{
+				*site = alt;
+				zcdp_split = true;
+			}
+		}
+	}
 	FreeExprContext(econtext, true);
 
+	/*
+	 * The releases of one call compose in parallel over groups; a unit that
+	 * reaches unit_groups cells is in unit_groups of them: their composition.
+	 */
 	dp_noise_plan_cost(&site->plan, &site->cost);
+	if (site->unit_groups > 1)
+	{
+		DpCost		one = site->cost;
+
+		for (int i = 1; i < site->unit_groups; i++)
+			dp_cost_add(&site->cost, &one);
+	}
+	if (zcdp_split)
+	{
+		/* (epsilon, delta) of the composed rho (<= the requested epsilon, rounded up) */
+		site->cost.epsilon = nextafter(dp_zcdp_eps_cks(site->cost.rho, orig_mech.p[1], NULL), INFINITY);
+		site->cost.delta = orig_mech.p[1];
+		if (!(site->cost.epsilon <= orig_mech.p[0] * (1.0 + 1e-9)))
+			elog(ERROR, "dp_pg: zCDP split of %s does not meet its epsilon", kind->name);
+	}
 	return site;
 }
 
@@ -520,6 +675,9 @@ DpChargeDetail(List *sites)
 		first = false;
 		appendStringInfo(&buf, "{\"aggregate\": \"%s\", \"mechanism\": \"%s\", \"l1\": %lld, \"l2\": %lld, \"lattice_exp\": %d",
 						 s->kind->name, mech, s->plan.l1, s->plan.l2, s->plan.lattice_exp);
+		if (s->unit_groups > 1 || s->unit_rows > 1)
+			appendStringInfo(&buf, ", \"unit_groups\": %d, \"unit_rows\": " INT64_FORMAT,
+							 s->unit_groups, s->unit_rows);
 		appendStringInfoString(&buf, ", \"scale\": ");
 		DpJsonNumber(&buf, s->plan.scale);
 		appendStringInfoString(&buf, ", \"sigma\": ");
@@ -652,6 +810,10 @@ DpExecutorStart(QueryDesc *queryDesc, int eflags)
 	/* estimates and run-time statistics of protected tables are not for analysts */
 	if (!estimate_only)
 		DpGuardExplain(queryDesc, eflags);
+#ifdef DP_PG_ASSERTS
+	/* dp_pg.debug_noiseless: exact releases for superuser sessions (test builds only) */
+	dp_sampler_debug_zero = dp_debug_noiseless && superuser_arg(GetSessionUserId());
+#endif
 
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);

@@ -27,9 +27,18 @@ typedef struct DpAggKind
 {
 	const char *name;			/* SQL name, for messages */
 	PGFunction	finalfn;		/* C final function identifying the aggregate */
+	int			nargs;			/* arguments of the user-level aggregate */
 	int			mech_argno;		/* 0-based; -1: dp_pg.default_mechanism */
 	int			nconst;			/* further constant arguments */
 	int			const_argnos[DP_MAX_CONST_ARGS];
+
+	/*
+	 * The unit-bounded form (dp_pg.bounded_*, written by the guard for tables
+	 * with a privacy unit) has this many more trailing arguments: 1 =
+	 * (groups int4); 3 = (weight int8, rows int8, groups int4), the weight
+	 * being a row argument.  0: no bounded form.
+	 */
+	int			bounded_extra;
 	/* Plan the noise of a call site; ERROR on invalid arguments. */
 	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
 } DpAggKind;
@@ -41,11 +50,19 @@ struct DpCallSite
 	Aggref	   *aggref;			/* the finalizing Aggref in the plan */
 	DpMechanism mech;			/* its mechanism, evaluated once */
 	DpNoisePlan plan;			/* the noise its final function draws */
+	int64		unit_rows;		/* bounded form: per-cell contribution bound (1 otherwise) */
+	int32		unit_groups;	/* bounded form: cells per unit the mechanism is split over */
 	DpCost		cost;			/* what its releases cost (all groups together) */
 	bool		duplicate;		/* shares the result of an identical call */
 	bool		charged;		/* the query's cost is in the ledger */
 	void	   *extra;			/* kind-specific per-query data */
 };
+
+/* The number of arguments of an aggregate call (not counting its ORDER BY items). */
+extern int	DpAggNumArgs(List *args);
+
+/* The mechanism with 1/k of its budget (epsilon and delta, or rho, divided by k). */
+extern DpMechanism DpSplitMechanism(const DpMechanism *mech, int k);
 
 /* The DpAggKind of aggregate aggfnoid, or NULL if it is not one of dp_pg's. */
 extern const DpAggKind *DpKindOfAggregate(Oid aggfnoid);

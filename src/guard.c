@@ -78,6 +78,9 @@
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
 #include "parser/parse_oper.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_node.h"
+#include "utils/float.h"
 #include "utils/acl.h"
 #include "access/sysattr.h"
 #include "utils/array.h"
@@ -104,7 +107,10 @@ PG_FUNCTION_INFO_V1(dp_invalidate_guard);
 typedef struct DpProtected
 {
 	Oid			relid;
-	bool		has_unit;		/* a privacy unit is declared (issue: bounding) */
+	bool		has_unit;		/* a privacy unit is declared */
+	NameData	unit;			/* its column */
+	int32		max_groups;		/* max_groups_contributed */
+	int32		max_rows;		/* max_rows_per_unit */
 } DpProtected;
 
 /* ERROR 42501 naming the rule a query broke. */
@@ -171,9 +177,16 @@ DpProtectedTables(void)
 		bool		isnull;
 		DpProtected *p = palloc(sizeof(DpProtected));
 
+		Datum		unit;
+
 		p->relid = DatumGetObjectId(heap_getattr(tup, 1, RelationGetDescr(rel), &isnull));
-		(void) heap_getattr(tup, 2, RelationGetDescr(rel), &isnull);
+		unit = heap_getattr(tup, 2, RelationGetDescr(rel), &isnull);
 		p->has_unit = !isnull;
+		memset(&p->unit, 0, sizeof(NameData));
+		if (!isnull)
+			namestrcpy(&p->unit, NameStr(*DatumGetName(unit)));
+		p->max_groups = DatumGetInt32(heap_getattr(tup, 3, RelationGetDescr(rel), &isnull));
+		p->max_rows = DatumGetInt32(heap_getattr(tup, 4, RelationGetDescr(rel), &isnull));
 		protected_cache = lappend(protected_cache, p);
 	}
 	MemoryContextSwitchTo(old);
@@ -525,6 +538,9 @@ DpCheckReleasedWalker(Node *node, DpReleaseContext *cxt)
 		if (kind == NULL)
 			DpGuardRefuse("only dp aggregates may read a protected table",
 						  psprintf("Aggregate %s is not differentially private.", get_func_name(agg->aggfnoid)));
+		if (DpAggNumArgs(agg->args) != kind->nargs)
+			DpGuardRefuse("dp_pg's internal aggregates cannot be called on a protected table",
+						  psprintf("%s is written by dp_pg itself for tables with a privacy unit.", get_func_name(agg->aggfnoid)));
 		if (agg->aggdistinct != NIL || agg->aggorder != NIL)
 			DpGuardRefuse("DISTINCT and ORDER BY inside a dp aggregate are not allowed on a protected table",
 						  "Use the aggregate on the column itself.");
@@ -694,7 +710,6 @@ static RangeTblEntry *
 DpGuardValidate(Query *q, List *prot)
 {
 	RangeTblEntry *rte = NULL;
-	DpProtected *p = NULL;
 	DpReleaseContext cxt = {0};
 	FromExpr   *from = q->jointree;
 	int			prot_rti = 0;
@@ -744,7 +759,6 @@ DpGuardValidate(Query *q, List *prot)
 							  "Joining protected tables (or one with itself) could multiply a person's rows.");
 			rte = r;
 			prot_rti = rti;
-			p = DpFindProtected(prot, r->relid);
 		}
 		else if (get_rel_relkind(r->relid) != RELKIND_RELATION || r->tablesample != NULL)
 			DpGuardRefuse("only plain public tables may be joined to a protected table",
@@ -757,9 +771,6 @@ DpGuardValidate(Query *q, List *prot)
 		DpGuardRefuse("a dp query reads exactly one protected table", "The protected table must be in FROM.");
 	if (rte->tablesample != NULL)
 		DpGuardRefuse("TABLESAMPLE is not allowed on a protected table", "Sampling is not a dp aggregate.");
-	if (p->has_unit)
-		DpGuardRefuse("tables with a privacy unit cannot be queried yet",
-					  "Per-unit contribution bounding is not built yet; protect the table without a privacy unit.");
 
 	/* row predicates of WHERE and every join; each public table on a unique key */
 	DpCollectJoinQuals((Node *) from, &quals);
@@ -1171,6 +1182,44 @@ DpGroupMutator(Node *node, DpGroupRewrite *cxt)
 	return expression_tree_mutator(node, DpGroupMutator, cxt);
 }
 
+/* The columns of range-table entry rti (a table or a subquery) as join alias names and Vars. */
+static void
+DpRteColumns(RangeTblEntry *rte, int rti, List **names, List **vars, List **cols)
+{
+	if (rte->rtekind == RTE_RELATION)
+	{
+		Relation	rel = table_open(rte->relid, AccessShareLock);
+
+		for (int a = 0; a < RelationGetDescr(rel)->natts; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), a);
+
+			*names = lappend(*names, makeString(pstrdup(att->attisdropped ? "" : NameStr(att->attname))));
+			*vars = lappend(*vars, att->attisdropped ? NULL :
+							makeVar(rti, att->attnum, att->atttypid, att->atttypmod, att->attcollation, 0));
+			*cols = lappend_int(*cols, att->attnum);
+		}
+		table_close(rel, AccessShareLock);
+	}
+	else
+	{
+		ListCell   *lc;
+
+		Assert(rte->rtekind == RTE_SUBQUERY);
+		foreach(lc, rte->subquery->targetList)
+		{
+			TargetEntry *te = lfirst_node(TargetEntry, lc);
+
+			if (te->resjunk)
+				continue;
+			*names = lappend(*names, makeString(pstrdup(te->resname)));
+			*vars = lappend(*vars, makeVar(rti, te->resno, exprType((Node *) te->expr),
+										   exprTypmod((Node *) te->expr), exprCollation((Node *) te->expr), 0));
+			*cols = lappend_int(*cols, te->resno);
+		}
+	}
+}
+
 /*
  * GROUP BY on columns whose values the DBA declared public: every
  * combination of public keys appears, empty groups too (their aggregates get
@@ -1178,12 +1227,14 @@ DpGroupMutator(Node *node, DpGroupRewrite *cxt)
  * becomes
  *     FROM (VALUES <public keys>) k LEFT JOIN <table> ON <table>.col = k.col AND <WHERE>
  *     GROUP BY k.col
- * with every dp aggregate filtered to the table's real rows.  No partition
- * selection is needed: the key set is public.  Returns false (query
- * untouched) unless every GROUP BY column has declared public keys.
+ * with every dp aggregate filtered to the table's real rows (real_row).  No
+ * partition selection is needed: the key set is public.  The query's only
+ * range-table entry is the table, or the per-unit subquery of a table with a
+ * privacy unit (DpBoundUnits); arrs holds the key lists of the GROUP BY
+ * columns, in order.
  */
-static bool
-DpRewritePublicGroups(Query *q, Oid relid)
+static void
+DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row)
 {
 	DpGroupRewrite cxt;
 	List	   *keylists[INDEX_MAX_KEYS];
@@ -1203,16 +1254,14 @@ DpRewritePublicGroups(Query *q, Oid relid)
 	List	   *leftcols = NIL;
 	List	   *rightcols = NIL;
 	int			join_rti;
-	Relation	rel;
+	RangeTblEntry *base = rt_fetch(1, q->rtable);
 
-	if (list_length(q->groupClause) > INDEX_MAX_KEYS || list_length(q->rtable) != 1)
-		return false;
 	cxt.nkeys = 0;
 	foreach(lc, q->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
-		ArrayType  *arr = DpPublicKeys(relid, get_attname(relid, key->varattno, false));
+		ArrayType  *arr = arrs[cxt.nkeys];
 		Datum	   *elems;
 		bool	   *nulls;
 		int			nelems;
@@ -1220,8 +1269,6 @@ DpRewritePublicGroups(Query *q, Oid relid)
 		Oid			typioparam;
 		int			k = cxt.nkeys;
 
-		if (arr == NULL)
-			return false;
 		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
 		getTypeInputInfo(key->vartype, &typinput, &typioparam);
 		keylists[k] = NIL;
@@ -1287,17 +1334,7 @@ DpRewritePublicGroups(Query *q, Oid relid)
 		aliasvars = lappend(aliasvars, makeVar(cxt.values_rti, k + 1, types[k], typmods[k], colls[k], 0));
 		leftcols = lappend_int(leftcols, k + 1);
 	}
-	rel = table_open(relid, AccessShareLock);
-	for (int a = 0; a < RelationGetDescr(rel)->natts; a++)
-	{
-		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), a);
-
-		colnames = lappend(colnames, makeString(pstrdup(att->attisdropped ? "" : NameStr(att->attname))));
-		aliasvars = lappend(aliasvars, att->attisdropped ? NULL :
-							makeVar(1, att->attnum, att->atttypid, att->atttypmod, att->attcollation, 0));
-		rightcols = lappend_int(rightcols, att->attnum);
-	}
-	table_close(rel, AccessShareLock);
+	DpRteColumns(base, 1, &colnames, &aliasvars, &rightcols);
 	join = makeNode(RangeTblEntry);
 	join->rtekind = RTE_JOIN;
 	join->jointype = JOIN_LEFT;
@@ -1333,14 +1370,861 @@ DpRewritePublicGroups(Query *q, Oid relid)
 	je->rtindex = join_rti;
 	q->jointree = makeFromExpr(list_make1(je), NULL);
 
-	cxt.real_row = (Node *) makeNode(NullTest);
-	((NullTest *) cxt.real_row)->arg = (Expr *) makeVar(1, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0);
-	((NullTest *) cxt.real_row)->nulltesttype = IS_NOT_NULL;
-	((NullTest *) cxt.real_row)->argisrow = false;
-	((NullTest *) cxt.real_row)->location = -1;
+	cxt.real_row = real_row;
 	q->targetList = (List *) DpGroupMutator((Node *) q->targetList, &cxt);
 	q->havingQual = DpGroupMutator(q->havingQual, &cxt);
+}
+
+/* "<expr> IS NOT NULL" */
+static Node *
+DpIsNotNull(Expr *arg)
+{
+	NullTest   *nt = makeNode(NullTest);
+
+	nt->arg = arg;
+	nt->nulltesttype = IS_NOT_NULL;
+	nt->argisrow = false;
+	nt->location = -1;
+	return (Node *) nt;
+}
+
+/*
+ * The public key lists of the GROUP BY columns (columns of relid, the query's
+ * range-table entry 1... or keyrti), or false if some key has none.
+ */
+static bool
+DpGroupPublicKeys(Query *q, Oid relid, int keyrti, ArrayType **arrs)
+{
+	int			k = 0;
+	ListCell   *lc;
+
+	if (list_length(q->groupClause) > INDEX_MAX_KEYS)
+		return false;
+	foreach(lc, q->groupClause)
+	{
+		Var		   *key = (Var *) get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), q->targetList);
+
+		if (!IsA(key, Var) || key->varno != keyrti)
+			return false;
+		arrs[k] = DpPublicKeys(relid, get_attname(relid, key->varattno, false));
+		if (arrs[k] == NULL)
+			return false;
+		k++;
+	}
 	return true;
+}
+
+/* GROUP BY on public keys of a query reading one protected table (see DpRewritePublicGroupsCore). */
+static bool
+DpRewritePublicGroups(Query *q, Oid relid)
+{
+	ArrayType  *arrs[INDEX_MAX_KEYS];
+
+	if (list_length(q->rtable) != 1 || !DpGroupPublicKeys(q, relid, 1, arrs))
+		return false;
+	DpRewritePublicGroupsCore(q, arrs,
+							  DpIsNotNull((Expr *) makeVar(1, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0)));
+	return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Privacy units: per-unit contribution bounding
+ * ------------------------------------------------------------------------
+ *
+ * A dp query on a table with a privacy unit (dp_pg.protect(tbl, unit, g, r),
+ * or dp_pg.privacy_unit for a trusted role) is rewritten, before planning,
+ * into two levels:
+ *
+ *   SELECT <keys>, <bounded dp aggregates over the contributions>
+ *   FROM (SELECT unit, <cell>, <one contribution per dp aggregate>,
+ *                row_number() OVER (PARTITION BY unit
+ *                                   ORDER BY dp_pg.unit_priority()) AS dp_rank
+ *         FROM <the query's FROM and WHERE>
+ *         GROUP BY unit, <cell>) dp_units
+ *   WHERE dp_rank <= g
+ *   GROUP BY <keys>
+ *
+ * The cell is the GROUP BY key, or for a lone dp_histogram its key (the bin
+ * of x for the equal-width form); without either there is one cell and no
+ * ranking.  Per (unit, cell) the inner level computes, exactly:
+ *   count:      least(count, r)
+ *   sum:        least(greatest(sum(clamp(x, lo, hi)), r*lo), r*hi)
+ *   histogram:  least(count, r) as the weight of the cell's key
+ * and the ranking keeps a uniformly random set of at most g cells per unit
+ * (priorities from OpenSSL).  The outer dp aggregates are dp_pg.bounded_*,
+ * which clamp each contribution again (to [0, r] or [r*lo, r*hi]) and plan
+ * their noise for sensitivity r per cell with the mechanism split over g
+ * cells (cost.c).  So adding or removing one unit changes at most g released
+ * values, each by at most the per-cell bound, whatever the unit's rows.
+ *
+ * Parallel plans: the inner GROUP BY is finalized (partial states of the
+ * workers combined) before the ranking and the outer aggregates, so a unit
+ * whose rows are read by several workers is still one unit.  Memory: the
+ * inner level is PostgreSQL's hash aggregation (one small group per unit and
+ * cell, spilled to disk beyond work_mem) and a sort for the ranking.
+ */
+
+/* How one table's units are bounded in this query. */
+typedef struct DpUnitBound
+{
+	AttrNumber	attno;			/* unit column */
+	int32		groups;			/* g: cells per unit */
+	int32		rows;			/* r: rows (or row-equivalents) per cell */
+} DpUnitBound;
+
+/* The bounded form of one dp aggregate of the query. */
+typedef struct DpBoundedAgg
+{
+	Aggref	   *orig;			/* the user's call */
+	const DpAggKind *kind;
+	Node	   *replacement;	/* the outer-level dp_pg.bounded_* call */
+} DpBoundedAgg;
+
+/* Context of the rewrite. */
+typedef struct DpUnitRewrite
+{
+	Query	   *q1;				/* the inner (per unit and cell) query */
+	int			prot_rti;
+	const DpUnitBound *ub;
+	ParseState *pstate;
+	List	   *aggs;			/* DpBoundedAgg * */
+	int			nkeys;
+	Var		   *keys[INDEX_MAX_KEYS];	/* original GROUP BY key Vars */
+	AttrNumber	keycols[INDEX_MAX_KEYS];	/* their columns in q1 */
+	int32		groups;			/* g, or 1 without cells */
+} DpUnitRewrite;
+
+/* Collect the dp aggregates of an expression. */
+static bool
+DpCollectDpAggs(Node *node, List **aggs)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		const DpAggKind *kind = DpKindOfAggregate(((Aggref *) node)->aggfnoid);
+
+		if (kind != NULL)
+			*aggs = lappend(*aggs, node);
+		return false;
+	}
+	return expression_tree_walker(node, DpCollectDpAggs, aggs);
+}
+
+/* The OID of function schema.name(argtypes), or ERROR (installation incomplete). */
+static Oid
+DpLookupFunc(const char *schema, const char *name, int nargs, const Oid *argtypes)
+{
+	List	   *fname = schema ? list_make2(makeString((char *) schema), makeString((char *) name))
+		: list_make1(makeString((char *) name));
+
+	return LookupFuncName(fname, nargs, argtypes, false);
+}
+
+/* Append a target entry to q1; returns its resno. */
+static AttrNumber
+DpAddColumn(Query *q1, Expr *expr, const char *name, bool junk)
+{
+	TargetEntry *te = makeTargetEntry(expr, list_length(q1->targetList) + 1, pstrdup(name), junk);
+
+	q1->targetList = lappend(q1->targetList, te);
+	return te->resno;
+}
+
+/* Make q1's column resno a GROUP BY (or window) key; returns the clause. */
+static SortGroupClause *
+DpSortGroupFor(Query *q1, AttrNumber resno, bool need_sort)
+{
+	TargetEntry *te = list_nth_node(TargetEntry, q1->targetList, resno - 1);
+	Oid			type = exprType((Node *) te->expr);
+	Oid			sortop;
+	Oid			eqop;
+	bool		hashable;
+	SortGroupClause *sgc = makeNode(SortGroupClause);
+	Index		ref = 0;
+	ListCell   *lc;
+
+	get_sort_group_operators(type, need_sort, true, false, &sortop, &eqop, NULL, &hashable);
+	if (te->ressortgroupref == 0)
+	{
+		foreach(lc, q1->targetList)
+			ref = Max(ref, lfirst_node(TargetEntry, lc)->ressortgroupref);
+		te->ressortgroupref = ref + 1;
+	}
+	sgc->tleSortGroupRef = te->ressortgroupref;
+	sgc->eqop = eqop;
+	sgc->sortop = sortop;
+	sgc->nulls_first = false;
+	sgc->hashable = hashable;
+	return sgc;
+}
+
+/* An aggregate call fn(args) of result type rettype. */
+static Aggref *
+DpMakeAggref(Oid fn, Oid rettype, List *args, Oid inputcollid, Expr *filter, bool star)
+{
+	Aggref	   *a = makeNode(Aggref);
+	ListCell   *lc;
+	int			i = 1;
+
+	a->aggfnoid = fn;
+	a->aggtype = rettype;
+	a->aggcollid = InvalidOid;
+	a->inputcollid = inputcollid;
+	a->aggtranstype = InvalidOid;
+	a->aggargtypes = NIL;
+	a->args = NIL;
+	foreach(lc, args)
+	{
+		a->aggargtypes = lappend_oid(a->aggargtypes, exprType(lfirst(lc)));
+		a->args = lappend(a->args, makeTargetEntry(lfirst(lc), i++, NULL, false));
+	}
+	a->aggdirectargs = NIL;
+	a->aggorder = NIL;
+	a->aggdistinct = NIL;
+	a->aggfilter = filter;
+	a->aggstar = star;
+	a->aggvariadic = false;
+	a->aggkind = AGGKIND_NORMAL;
+	a->agglevelsup = 0;
+	a->aggsplit = AGGSPLIT_SIMPLE;
+	a->aggno = -1;
+	a->aggtransno = -1;
+	a->location = -1;
+	return a;
+}
+
+/* LEAST / GREATEST of two expressions of type type. */
+static Expr *
+DpMinMax(MinMaxOp op, Oid type, Expr *a, Expr *b)
+{
+	MinMaxExpr *m = makeNode(MinMaxExpr);
+
+	m->minmaxtype = type;
+	m->minmaxcollid = InvalidOid;
+	m->inputcollid = InvalidOid;
+	m->op = op;
+	m->args = list_make2(a, b);
+	m->location = -1;
+	return (Expr *) m;
+}
+
+/* expr coerced to type (an implicit or assignment cast, e.g. int4 -> int8 -> numeric). */
+static Expr *
+DpCoerce(ParseState *pstate, Expr *expr, Oid type)
+{
+	Node	   *n = coerce_to_target_type(pstate, (Node *) expr, exprType((Node *) expr), type, -1,
+										  COERCION_EXPLICIT, COERCE_IMPLICIT_CAST, -1);
+
+	if (n == NULL)
+		elog(ERROR, "dp_pg: cannot cast type %s to %s", format_type_be(exprType((Node *) expr)), format_type_be(type));
+	return (Expr *) n;
+}
+
+/* a op b through the parser's operator lookup. */
+static Expr *
+DpOp(ParseState *pstate, const char *op, Expr *a, Expr *b)
+{
+	return make_op(pstate, list_make1(makeString((char *) op)), (Node *) a, (Node *) b, NULL, -1);
+}
+
+static Const *
+DpInt8Const(int64 v)
+{
+	return makeConst(INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(v), false, FLOAT8PASSBYVAL);
+}
+
+static Const *
+DpInt4Const(int32 v)
+{
+	return makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(v), false, true);
+}
+
+/* The i-th (0-based) argument expression of an Aggref. */
+static Expr *
+DpAggArg(Aggref *a, int i)
+{
+	return (Expr *) copyObject(list_nth_node(TargetEntry, a->args, i)->expr);
+}
+
+/* The mechanism argument of a call, or the default mechanism as a constant. */
+static Expr *
+DpAggMechanism(Aggref *a, const DpAggKind *kind, Oid mechtype)
+{
+	DpMechanism *mech;
+
+	if (kind->mech_argno >= 0)
+		return DpAggArg(a, kind->mech_argno);
+	mech = palloc(sizeof(DpMechanism));
+	*mech = *dp_default_mechanism;
+	return (Expr *) makeConst(mechtype, -1, InvalidOid, sizeof(DpMechanism), PointerGetDatum(mech), false, false);
+}
+
+/* a AND b (either may be NULL). */
+static Expr *
+DpAnd(Expr *a, Expr *b)
+{
+	if (a == NULL)
+		return b;
+	if (b == NULL)
+		return a;
+	return makeBoolExpr(AND_EXPR, list_make2(a, b), -1);
+}
+
+/* Build the inner contribution(s) and the outer bounded call of one dp aggregate. */
+static void
+DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
+{
+	Query	   *q1 = cxt->q1;
+	Aggref	   *a = ba->orig;
+	const DpAggKind *kind = ba->kind;
+	ParseState *pstate = cxt->pstate;
+	int64		r = cxt->ub->rows;
+	Oid			mechtype = TypenameGetTypid("dp_mechanism");
+	char		name[NAMEDATALEN];
+	Expr	   *filter = (Expr *) copyObject(a->aggfilter);
+
+	if (!OidIsValid(mechtype))
+	{
+		Oid			nsp = get_func_namespace(a->aggfnoid);
+
+		mechtype = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("dp_mechanism"),
+								   ObjectIdGetDatum(nsp));
+	}
+	snprintf(name, sizeof(name), "dp_contribution%d", n);
+
+	if (kind == &dp_count_star_kind || kind == &dp_count_kind)
+	{
+		/* least(count, r): the same as counting r sampled rows of the unit */
+		Aggref	   *cnt;
+		AttrNumber	col;
+		Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, mechtype, INT4OID};
+
+		if (kind == &dp_count_star_kind)
+			cnt = DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, filter, true);
+		else
+			cnt = DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), a->inputcollid, filter, false);
+		col = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID, (Expr *) cnt, (Expr *) DpInt8Const(r)), name, false);
+		ba->replacement = (Node *)
+			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_sum", 5, argtypes), INT8OID,
+						 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
+									DpInt8Const(0), DpInt8Const(r),
+									DpAggMechanism(a, kind, mechtype), DpInt4Const(cxt->groups)),
+						 InvalidOid, NULL, false);
+	}
+	else if (kind == &dp_sum_int_kind || kind == &dp_sum_int8_kind ||
+			 kind == &dp_sum_float8_kind || kind == &dp_sum_numeric_kind)
+	{
+		Oid			t = linitial_oid(a->aggargtypes);
+		Oid			ct = (t == FLOAT8OID || t == NUMERICOID) ? t : INT8OID;	/* contribution / outer type */
+		Oid			st;			/* type of sum(t) */
+		Expr	   *x = DpAggArg(a, 0);
+		Expr	   *lo = DpAggArg(a, 1);
+		Expr	   *hi = DpAggArg(a, 2);
+		Expr	   *inner;
+		Expr	   *sum;
+		Expr	   *rlo;
+		Expr	   *rhi;
+		AttrNumber	col;
+		Oid			argtypes[5];
+		Oid			sumfn;
+
+		/* the unit's sum of clamped values (NULL and NaN skipped, as dp_sum does) */
+		inner = DpMinMax(IS_LEAST, t, DpMinMax(IS_GREATEST, t, x, lo), hi);
+		if (t == FLOAT8OID || t == NUMERICOID)
+		{
+			Expr	   *nan;
+
+			if (t == FLOAT8OID)
+				nan = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+										 Float8GetDatum(get_float8_nan()), false, FLOAT8PASSBYVAL);
+			else
+				nan = (Expr *) makeConst(NUMERICOID, -1, InvalidOid, -1,
+										 DirectFunctionCall3(numeric_in, CStringGetDatum("NaN"),
+															 ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)),
+										 false, false);
+			filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
+		}
+		sumfn = LookupFuncName(list_make2(makeString("pg_catalog"), makeString("sum")), 1, &t, false);
+		st = get_func_rettype(sumfn);
+		sum = (Expr *) DpMakeAggref(sumfn, st, list_make1(inner), InvalidOid, filter, false);
+		/* clamped to [r*lo, r*hi] in the sum's type */
+		rlo = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), st), DpCoerce(pstate, DpAggArg(a, 1), st));
+		rhi = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), st), DpCoerce(pstate, DpAggArg(a, 2), st));
+		sum = DpMinMax(IS_LEAST, st, DpMinMax(IS_GREATEST, st, sum, rlo), rhi);
+		if (st != ct)
+		{
+			/* int8 input: numeric sum, within int8 once clamped into the int8 range */
+			sum = DpMinMax(IS_LEAST, st,
+						   DpMinMax(IS_GREATEST, st, sum, DpCoerce(pstate, (Expr *) DpInt8Const(PG_INT64_MIN), st)),
+						   DpCoerce(pstate, (Expr *) DpInt8Const(PG_INT64_MAX), st));
+			sum = DpCoerce(pstate, sum, ct);
+		}
+		col = DpAddColumn(q1, sum, name, false);
+		argtypes[0] = argtypes[1] = argtypes[2] = ct;
+		argtypes[3] = mechtype;
+		argtypes[4] = INT4OID;
+		ba->replacement = (Node *)
+			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_sum", 5, argtypes), ct,
+						 list_make5(makeVar(1, col, ct, -1, InvalidOid, 0),
+									DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, lo, ct)),
+									DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, hi, ct)),
+									DpAggMechanism(a, kind, mechtype), DpInt4Const(cxt->groups)),
+						 InvalidOid, NULL, false);
+	}
+	else if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind ||
+			 kind == &dp_histogram_keys_kind)
+	{
+		/* the cell is the key (or bin): q1 groups by it; the weight is least(rows, r) */
+		Expr	   *cell;
+		AttrNumber	cellcol;
+		AttrNumber	wcol;
+		Expr	   *wvar;
+		List	   *args;
+		const char *fname;
+		Oid		   *argtypes;
+		int			nargs;
+		Expr	   *keyarg = DpAggArg(a, 0);
+
+		if (kind == &dp_histogram_width_kind)
+		{
+			Oid			bt[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID};
+
+			cell = (Expr *) makeFuncExpr(DpLookupFunc("dp_pg", "histogram_bucket", 4, bt), INT4OID,
+										 list_make4(DpAggArg(a, 0), DpAggArg(a, 1), DpAggArg(a, 2), DpAggArg(a, 3)),
+										 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		}
+		else
+			cell = keyarg;
+		cellcol = DpAddColumn(q1, cell, "dp_cell", false);
+		q1->groupClause = lappend(q1->groupClause, DpSortGroupFor(q1, cellcol, false));
+		/* only rows this histogram counts take a cell (a lone histogram: its FILTER is the query's) */
+		q1->jointree->quals = (Node *) DpAnd(DpAnd((Expr *) q1->jointree->quals, filter),
+											 (Expr *) DpIsNotNull((Expr *) copyObject(cell)));
+		wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
+										(Expr *) DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, NULL, true),
+										(Expr *) DpInt8Const(r)), name, false);
+		wvar = (Expr *) makeVar(1, wcol, INT8OID, -1, InvalidOid, 0);
+		if (kind == &dp_histogram_width_kind)
+		{
+			/* a value of the cell: its bin is the cell (min of float8 ignores NULL; NaN has no cell) */
+			Oid			f8 = FLOAT8OID;
+			AttrNumber	xcol = DpAddColumn(q1, (Expr *) DpMakeAggref(LookupFuncName(list_make2(makeString("pg_catalog"), makeString("min")), 1, &f8, false),
+																	 FLOAT8OID, list_make1(keyarg), InvalidOid, NULL, false),
+										   "dp_cell_value", false);
+
+			args = list_make4(makeVar(1, xcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2), DpAggArg(a, 3));
+			args = lappend(args, DpAggArg(a, 4));
+			fname = "bounded_histogram_width";
+		}
+		else
+		{
+			Var		   *kv = makeVar(1, cellcol, exprType((Node *) keyarg), exprTypmod((Node *) keyarg),
+									 exprCollation((Node *) keyarg), 0);
+
+			if (kind == &dp_histogram_bins_kind)
+			{
+				args = list_make3(kv, DpAggArg(a, 1), DpAggArg(a, 2));
+				fname = "bounded_histogram_bins";
+			}
+			else
+			{
+				args = list_make2(kv, DpAggArg(a, 1));
+				fname = "bounded_histogram_keys";
+			}
+		}
+		args = lappend(args, wvar);
+		args = lappend(args, DpInt8Const(r));
+		args = lappend(args, DpInt4Const(cxt->groups));
+		{
+			List	   *fnames = list_make2(makeString("dp_pg"), makeString((char *) fname));
+			FuncCandidateList cands = FuncnameGetCandidates(fnames, -1, NIL, false, false, false, false);
+
+			if (cands == NULL || cands->next != NULL)
+				elog(ERROR, "dp_pg: function dp_pg.%s is missing or ambiguous", fname);
+			nargs = cands->nargs;
+			argtypes = cands->args;
+			if (nargs != list_length(args))
+				elog(ERROR, "dp_pg: dp_pg.%s has %d arguments", fname, nargs);
+			ba->replacement = (Node *) DpMakeAggref(cands->oid, JSONBOID, args, a->inputcollid, NULL, false);
+		}
+		(void) argtypes;
+	}
+	else if (kind == &dp_avg_kind)
+	{
+		/* the unit's mean of clamped values, weighted by least(its rows, r) */
+		Expr	   *x = DpAggArg(a, 0);
+		Expr	   *inner = DpMinMax(IS_LEAST, FLOAT8OID, DpMinMax(IS_GREATEST, FLOAT8OID, x, DpAggArg(a, 1)),
+									 DpAggArg(a, 2));
+		Expr	   *nan = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+											 Float8GetDatum(get_float8_nan()), false, FLOAT8PASSBYVAL);
+		Oid			f8 = FLOAT8OID;
+		Oid			avgfn = LookupFuncName(list_make2(makeString("pg_catalog"), makeString("avg")), 1, &f8, false);
+		AttrNumber	mcol;
+		AttrNumber	wcol;
+		List	   *args;
+		Oid			argtypes[7] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, mechtype, INT8OID, INT8OID, INT4OID};
+
+		filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
+		mcol = DpAddColumn(q1, (Expr *) DpMakeAggref(avgfn, FLOAT8OID, list_make1(inner), InvalidOid,
+													 (Expr *) copyObject(filter), false), name, false);
+		snprintf(name, sizeof(name), "dp_weight%d", n);
+		wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
+										(Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)),
+															  InvalidOid, filter, false),
+										(Expr *) DpInt8Const(r)), name, false);
+		args = list_make5(makeVar(1, mcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2),
+						  DpAggArg(a, 3), makeVar(1, wcol, INT8OID, -1, InvalidOid, 0));
+		args = lappend(args, DpInt8Const(r));
+		args = lappend(args, DpInt4Const(cxt->groups));
+		ba->replacement = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_avg", 7, argtypes), FLOAT8OID,
+												args, InvalidOid, NULL, false);
+	}
+	else
+		elog(ERROR, "dp_pg: no bounded form of %s", kind->name);
+}
+
+/* Mutator: dp aggregates become their bounded calls, GROUP BY columns read q1. */
+static Node *
+DpUnitMutator(Node *node, DpUnitRewrite *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Aggref))
+	{
+		ListCell   *lc;
+
+		foreach(lc, cxt->aggs)
+		{
+			DpBoundedAgg *ba = lfirst(lc);
+
+			if (ba->orig == (Aggref *) node)
+				return copyObject(ba->replacement);
+		}
+		elog(ERROR, "dp_pg: an aggregate of a bounded query was not rewritten");
+	}
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		for (int k = 0; k < cxt->nkeys; k++)
+			if (v->varlevelsup == 0 && v->varno == cxt->keys[k]->varno && v->varattno == cxt->keys[k]->varattno)
+				return (Node *) makeVar(1, cxt->keycols[k], v->vartype, v->vartypmod, v->varcollid, 0);
+		elog(ERROR, "dp_pg: a column outside the GROUP BY keys in a bounded query");
+	}
+	return expression_tree_mutator(node, DpUnitMutator, cxt);
+}
+
+/*
+ * Rewrite q (validated: one protected table at prot_rti, dp aggregates,
+ * GROUP BY on columns) so that each unit's contribution is bounded before
+ * noise (see the section comment).  relid: for the public keys of GROUP BY
+ * columns of a protected table.  Adds partition selection or the public-key
+ * join for GROUP BY, as for tables without a unit.
+ */
+static void
+DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitBound *ub)
+{
+	DpUnitRewrite cxt;
+	Query	   *q1 = makeNode(Query);
+	List	   *found = NIL;
+	List	   *distinct = NIL;
+	ListCell   *lc;
+	RangeTblEntry *rte = rt_fetch(prot_rti, q->rtable);
+	RangeTblEntry *sub;
+	List	   *colnames = NIL;
+	AttrNumber	unitcol;
+	AttrNumber	rankcol = 0;
+	bool		has_histogram = false;
+	bool		cells;
+	ArrayType  *pubkeys[INDEX_MAX_KEYS];
+	bool		public_groups = false;
+	int			n = 0;
+
+	memset(&cxt, 0, sizeof(cxt));
+	cxt.q1 = q1;
+	cxt.prot_rti = prot_rti;
+	cxt.ub = ub;
+	cxt.pstate = make_parsestate(NULL);
+
+	DpCollectDpAggs((Node *) q->targetList, &found);
+	DpCollectDpAggs(q->havingQual, &found);
+	foreach(lc, found)
+	{
+		Aggref	   *a = lfirst(lc);
+		const DpAggKind *kind = DpKindOfAggregate(a->aggfnoid);
+		ListCell   *lc2;
+		bool		dup = false;
+
+		if (DpAggNumArgs(a->args) != kind->nargs)
+			DpGuardRefuse("dp_pg's internal aggregates cannot be called directly on a table with a privacy unit",
+						  "dp_pg writes them itself.");
+		if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind || kind == &dp_histogram_keys_kind)
+			has_histogram = true;
+		foreach(lc2, distinct)
+			if (equal(lfirst(lc2), a))
+				dup = true;
+		if (!dup)
+			distinct = lappend(distinct, a);
+	}
+	if (has_histogram && (list_length(distinct) > 1 || q->groupClause != NIL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("on a table with a privacy unit, dp_histogram must be the only dp aggregate of its query, without GROUP BY"),
+				 errdetail("Its bins are the cells each unit's contribution is bounded over."),
+				 errhint("Run the histogram in a query of its own.")));
+	cells = has_histogram || q->groupClause != NIL;
+	cxt.groups = cells ? ub->groups : 1;
+
+	/* public keys of the GROUP BY columns (before the query changes) */
+	if (q->groupClause != NIL && is_protected)
+		public_groups = DpGroupPublicKeys(q, relid, prot_rti, pubkeys);
+
+	/* the inner query: the user's FROM and WHERE, grouped by unit and cell */
+	q1->commandType = CMD_SELECT;
+	q1->querySource = QSRC_ORIGINAL;
+	q1->canSetTag = true;
+	q1->rtable = q->rtable;
+	q1->jointree = q->jointree;
+	q1->hasAggs = true;
+	{
+		Form_pg_attribute att;
+		Relation	rel = table_open(rte->relid, AccessShareLock);
+
+		if (ub->attno < 1 || ub->attno > RelationGetDescr(rel)->natts ||
+			(att = TupleDescAttr(RelationGetDescr(rel), ub->attno - 1))->attisdropped)
+			elog(ERROR, "dp_pg: the privacy unit column of \"%s\" does not exist", RelationGetRelationName(rel));
+		unitcol = DpAddColumn(q1, (Expr *) makeVar(prot_rti, ub->attno, att->atttypid, att->atttypmod,
+												   att->attcollation, 0), "dp_unit", false);
+		table_close(rel, AccessShareLock);
+	}
+	q1->groupClause = list_make1(DpSortGroupFor(q1, unitcol, cells));
+	DpAddColumn(q1, (Expr *) makeBoolConst(true, false), "dp_present", false);
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
+		char		kname[NAMEDATALEN];
+		TargetEntry *te;
+		SortGroupClause *copy = copyObject(sgc);
+
+		snprintf(kname, sizeof(kname), "dp_key%d", cxt.nkeys + 1);
+		cxt.keys[cxt.nkeys] = key;
+		cxt.keycols[cxt.nkeys] = DpAddColumn(q1, (Expr *) copyObject(key), kname, false);
+		te = list_nth_node(TargetEntry, q1->targetList, cxt.keycols[cxt.nkeys] - 1);
+		te->ressortgroupref = cxt.keycols[cxt.nkeys] + 1000;
+		copy->tleSortGroupRef = te->ressortgroupref;
+		q1->groupClause = lappend(q1->groupClause, copy);
+		cxt.nkeys++;
+	}
+	foreach(lc, distinct)
+	{
+		DpBoundedAgg *ba = palloc0(sizeof(DpBoundedAgg));
+
+		ba->orig = lfirst(lc);
+		ba->kind = DpKindOfAggregate(ba->orig->aggfnoid);
+		DpBoundOneAgg(&cxt, ba, ++n);
+		cxt.aggs = lappend(cxt.aggs, ba);
+	}
+	/* identical calls share the bounded call of the first */
+	foreach(lc, found)
+	{
+		ListCell   *lc2;
+
+		foreach(lc2, cxt.aggs)
+		{
+			DpBoundedAgg *ba = lfirst(lc2);
+
+			if (ba->orig != lfirst(lc) && equal(ba->orig, lfirst(lc)))
+			{
+				DpBoundedAgg *alias = palloc(sizeof(DpBoundedAgg));
+
+				*alias = *ba;
+				alias->orig = lfirst(lc);
+				cxt.aggs = lappend(cxt.aggs, alias);
+				break;
+			}
+		}
+	}
+
+	/* at most g cells per unit: rank each unit's cells in random order */
+	if (cells)
+	{
+		WindowFunc *wf = makeNode(WindowFunc);
+		WindowClause *wc = makeNode(WindowClause);
+		AttrNumber	prio;
+
+		wf->winfnoid = F_ROW_NUMBER;
+		wf->wintype = INT8OID;
+		wf->wincollid = InvalidOid;
+		wf->inputcollid = InvalidOid;
+		wf->args = NIL;
+		wf->aggfilter = NULL;
+		wf->winref = 1;
+		wf->winstar = false;
+		wf->winagg = false;
+		wf->location = -1;
+		rankcol = DpAddColumn(q1, (Expr *) wf, "dp_rank", false);
+		prio = DpAddColumn(q1, (Expr *) makeFuncExpr(DpLookupFunc("dp_pg", "unit_priority", 0, NULL), INT8OID, NIL,
+													 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL),
+						   "dp_priority", true);
+		wc->name = NULL;
+		wc->refname = NULL;
+		wc->partitionClause = list_make1(copyObject(linitial(q1->groupClause)));
+		wc->orderClause = list_make1(DpSortGroupFor(q1, prio, true));
+		wc->frameOptions = FRAMEOPTION_DEFAULTS;
+		wc->winref = 1;
+		wc->copiedOrder = false;
+		q1->windowClause = list_make1(wc);
+		q1->hasWindowFuncs = true;
+	}
+
+	/* the outer query reads q1 */
+	foreach(lc, q1->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+
+		if (!te->resjunk)
+			colnames = lappend(colnames, makeString(pstrdup(te->resname)));
+	}
+	sub = makeNode(RangeTblEntry);
+	sub->rtekind = RTE_SUBQUERY;
+	sub->subquery = q1;
+	sub->eref = makeAlias("dp_units", colnames);
+	sub->lateral = false;
+	sub->inh = false;
+	sub->inFromCl = true;
+	q->targetList = (List *) DpUnitMutator((Node *) q->targetList, &cxt);
+	q->havingQual = DpUnitMutator(q->havingQual, &cxt);
+	q->rtable = list_make1(sub);
+	q->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)),
+							   cells ? (Node *) DpOp(cxt.pstate, "<=",
+													 (Expr *) makeVar(1, rankcol, INT8OID, -1, InvalidOid, 0),
+													 (Expr *) DpInt8Const(ub->groups)) : NULL);
+	((RangeTblRef *) linitial(q->jointree->fromlist))->rtindex = 1;
+	q->hasAggs = true;
+
+	/* GROUP BY: every public key, or private partition selection over units */
+	if (q->groupClause != NIL)
+	{
+		if (public_groups)
+			DpRewritePublicGroupsCore(q, pubkeys,
+									  DpIsNotNull((Expr *) makeVar(1, 2, BOOLOID, -1, InvalidOid, 0)));
+		else
+		{
+			Oid			argtypes[2];
+			DpMechanism *mech = palloc(sizeof(DpMechanism));
+			Node	   *keep;
+
+			argtypes[0] = TypenameGetTypid("dp_mechanism");
+			argtypes[1] = INT4OID;
+			*mech = *dp_partition_mechanism;
+			keep = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_partition_keep", 2, argtypes), BOOLOID,
+										 list_make2(makeConst(argtypes[0], -1, InvalidOid, sizeof(DpMechanism),
+															  PointerGetDatum(mech), false, false),
+													DpInt4Const(ub->groups)),
+										 InvalidOid, NULL, false);
+			q->havingQual = q->havingQual ?
+				(Node *) makeBoolExpr(AND_EXPR, list_make2(keep, q->havingQual), -1) : keep;
+		}
+	}
+	free_parsestate(cxt.pstate);
+}
+
+/* The unit bound of a protected table's declaration, or false if it has none. */
+static bool
+DpUnitBoundOf(DpProtected *p, DpUnitBound *ub)
+{
+	if (p == NULL || !p->has_unit)
+		return false;
+	ub->attno = get_attnum(p->relid, NameStr(p->unit));
+	if (ub->attno == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("the privacy unit \"%s\" of protected table \"%s\" does not exist",
+						NameStr(p->unit), get_rel_name(p->relid)),
+				 errhint("Declare it again with dp_pg.protect().")));
+	ub->groups = p->max_groups;
+	ub->rows = p->max_rows;
+	return true;
+}
+
+/* True if the top level of q calls a dp aggregate. */
+static bool
+DpHasDpAggregate(Query *q)
+{
+	List	   *found = NIL;
+
+	if (!q->hasAggs || q->commandType != CMD_SELECT)
+		return false;
+	DpCollectDpAggs((Node *) q->targetList, &found);
+	DpCollectDpAggs(q->havingQual, &found);
+	return found != NIL;
+}
+
+/*
+ * Bounding for a query that the analyst path did not handle: a top-level dp
+ * query reading a protected table with a privacy unit (any role), or reading
+ * a table with the column named by dp_pg.privacy_unit (a trusted role's
+ * explicit request).  The query must have the dp shape (DpGuardValidate).
+ */
+static void
+DpBoundTrusted(Query *q, List *prot)
+{
+	ListCell   *lc;
+	int			rti = 0;
+	int			found_rti = 0;
+	DpProtected *target = NULL;
+	DpProtected *guc = NULL;
+	DpUnitBound ub;
+
+	if (!DpHasDpAggregate(q))
+		return;
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+		DpProtected *p;
+
+		rti++;
+		if (r->rtekind != RTE_RELATION)
+			continue;
+		p = DpFindProtected(prot, r->relid);
+		if (p != NULL && p->has_unit)
+		{
+			target = p;
+			found_rti = rti;
+		}
+		else if (p == NULL && dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0' &&
+				 get_attnum(r->relid, dp_privacy_unit) != InvalidAttrNumber)
+		{
+			if (guc != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_AMBIGUOUS_COLUMN),
+						 errmsg("more than one table of this dp query has the privacy unit column \"%s\"", dp_privacy_unit)));
+			guc = palloc0(sizeof(DpProtected));
+			guc->relid = r->relid;
+			guc->has_unit = true;
+			namestrcpy(&guc->unit, dp_privacy_unit);
+			guc->max_groups = dp_max_groups_contributed;
+			guc->max_rows = dp_max_rows_per_unit;
+			if (target == NULL)
+				found_rti = rti;
+		}
+	}
+	if (target == NULL && guc == NULL)
+	{
+		if (dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("no table of this dp query has the privacy unit column \"%s\"", dp_privacy_unit),
+					 errhint("SET dp_pg.privacy_unit to a column of the table, or RESET it.")));
+		return;
+	}
+	if (target == NULL)
+		target = guc;
+	(void) DpGuardValidate(q, list_make1(target));
+	(void) DpUnitBoundOf(target, &ub);
+	DpBoundUnits(q, found_rti, target->relid, guc != target, &ub);
 }
 
 /* True if the current user is an analyst (fail closed if unknown). */
@@ -1359,6 +2243,7 @@ DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
 {
 	PlannedStmt *result;
 	bool		elevated = false;
+	bool		analyst_query = false;
 
 	/*
 	 * Superuser sessions skip the guard; anyone else is checked, also inside
@@ -1377,6 +2262,7 @@ DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
 		{
 			RangeTblEntry *rte = DpGuardValidate(parse, prot);
 			HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
+			DpUnitBound ub;
 
 			if (!HeapTupleIsValid(tup))
 				elog(ERROR, "cache lookup failed for relation %u", rte->relid);
@@ -1384,8 +2270,22 @@ DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
 			rte->checkAsUser = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 			ReleaseSysCache(tup);
 			elevated = true;
+			analyst_query = true;
+			if (DpUnitBoundOf(DpFindProtected(prot, rte->relid), &ub))
+			{
+				int			rti = 1;
+				ListCell   *lc;
+
+				foreach(lc, parse->rtable)
+				{
+					if (lfirst(lc) == rte)
+						break;
+					rti++;
+				}
+				DpBoundUnits(parse, rti, rte->relid, true, &ub);
+			}
 			/* public keys all appear; other keys only through private partition selection */
-			if (parse->groupClause != NIL && !DpRewritePublicGroups(parse, rte->relid))
+			else if (parse->groupClause != NIL && !DpRewritePublicGroups(parse, rte->relid))
 			{
 				Node	   *keep = DpPartitionKeepAggref();
 
@@ -1394,6 +2294,9 @@ DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
 			}
 		}
 	}
+	/* everyone's dp queries on tables with a privacy unit are bounded too */
+	if (!analyst_query && parse->hasAggs)
+		DpBoundTrusted(parse, DpProtectedTables());
 
 	if (prev_planner)
 		result = prev_planner(parse, query_string, cursorOptions, boundParams);

@@ -86,10 +86,52 @@ assign_partition_mechanism(const char *newval, void *extra)
 	dp_partition_mechanism = extra ? (const DpMechanism *) extra : &partition_mechanism_fallback;
 }
 
+char	   *dp_privacy_unit = NULL;
+int			dp_max_groups_contributed = 1;
+int			dp_max_rows_per_unit = 1;
+bool		dp_debug_noiseless = false;
+
 /* Define the general dp_pg.* parameters (concepts define their own). */
 void
 DpGucInit(void)
 {
+	DefineCustomStringVariable("dp_pg.privacy_unit",
+							   "Column that identifies a person in dp queries on tables that are not protected.",
+							   "When set, a dp query reading one table with this column bounds each unit's "
+							   "contribution by dp_pg.max_groups_contributed and dp_pg.max_rows_per_unit. "
+							   "Protected tables use their own declaration (dp_pg.protect).",
+							   &dp_privacy_unit,
+							   "",
+							   PGC_USERSET,
+							   0,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("dp_pg.max_groups_contributed",
+							"With dp_pg.privacy_unit: the most groups (cells) one unit contributes to.",
+							NULL,
+							&dp_max_groups_contributed,
+							1, 1, DP_MAX_UNIT_GROUPS,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("dp_pg.max_rows_per_unit",
+							"With dp_pg.privacy_unit: the most rows of one unit counted in one group.",
+							NULL,
+							&dp_max_rows_per_unit,
+							1, 1, DP_MAX_UNIT_ROWS,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+#ifdef DP_PG_ASSERTS
+	DefineCustomBoolVariable("dp_pg.debug_noiseless",
+							 "Testing only: release exact values (no noise) to superuser sessions.",
+							 "Exists only in test builds (DP_PG_ASSERTS); charges are made as usual.",
+							 &dp_debug_noiseless,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+#endif
+
 	DefineCustomStringVariable("dp_pg.default_mechanism",
 							   "Mechanism used by dp aggregate calls that name none, e.g. dp_count(*).",
 							   "A privacy form: laplace(epsilon=E), gaussian(epsilon=E, delta=D), "

@@ -12,6 +12,18 @@ extern const DpMechanism *dp_default_mechanism;
 /* dp_pg.partition_mechanism, parsed (an (epsilon, delta) form). */
 extern const DpMechanism *dp_partition_mechanism;
 
+/* Bounds of a unit's contribution (dp_pg.protect and the settings below). */
+#define DP_MAX_UNIT_GROUPS 100000
+#define DP_MAX_UNIT_ROWS 1000000000
+
+/* dp_pg.privacy_unit ("" = none), dp_pg.max_groups_contributed, dp_pg.max_rows_per_unit. */
+extern char *dp_privacy_unit;
+extern int	dp_max_groups_contributed;
+extern int	dp_max_rows_per_unit;
+
+/* dp_pg.debug_noiseless (test builds only; always false otherwise). */
+extern bool dp_debug_noiseless;
+
 /* Define the general dp_pg.* parameters (concepts define their own). */
 extern void DpGucInit(void);
 

@@ -996,10 +996,18 @@ dp_sampler_osgt_method(const DpSampler *s)
 	return s->aux[AUX_METHOD] == SAMPLE_METHOD_A ? 'A' : 'B';
 }
 
+#ifdef DP_PG_ASSERTS
+bool		dp_sampler_debug_zero = false;
+#endif
+
 /* Draw one integer noise value. */
 int64_t
 dp_sampler_draw(const DpSampler *s, DpRng *rng)
 {
+#ifdef DP_PG_ASSERTS
+	if (dp_sampler_debug_zero)
+		return 0;				/* dp_pg.debug_noiseless, test builds only */
+#endif
 	switch (s->kind)
 	{
 		case DP_NOISE_LAPLACE:

@@ -82,6 +82,11 @@ extern void dp_sampler_gaussian(DpSampler *s, DpRational sigma2);
 /* Prepare discrete OSGT noise with parameters sigma2 and m (m may be 0). */
 extern void dp_sampler_osgt(DpSampler *s, DpRational sigma2, DpRational m);
 
+#ifdef DP_PG_ASSERTS
+/* Testing only (dp_pg.debug_noiseless): every draw returns 0 while set. */
+extern bool dp_sampler_debug_zero;
+#endif
+
 /* Draw one integer noise value. */
 extern int64_t dp_sampler_draw(const DpSampler *s, DpRng *rng);
 
