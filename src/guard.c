@@ -1916,6 +1916,55 @@ DpUnitMutator(Node *node, DpUnitRewrite *cxt)
 }
 
 /*
+ * An upper bound on the number of cells a bounded query can release whatever
+ * the data: the public key combinations of its GROUP BY, or the bins of its
+ * histogram when they are constants; INT64_MAX when unknown (partition
+ * selection, histogram keys, bound parameters).
+ */
+static int64
+DpReleasedCellsAtMost(Query *q, List *aggs, bool public_groups, ArrayType **pubkeys)
+{
+	if (q->groupClause != NIL)
+	{
+		int64		n = 1;
+
+		if (!public_groups)
+			return PG_INT64_MAX;
+		for (int k = 0; k < list_length(q->groupClause); k++)
+		{
+			n *= Max(ArrayGetNItems(ARR_NDIM(pubkeys[k]), ARR_DIMS(pubkeys[k])), 1);
+			if (n > PG_INT32_MAX)
+				return PG_INT64_MAX;
+		}
+		return n;
+	}
+	if (list_length(aggs) == 1)
+	{
+		Aggref	   *a = linitial(aggs);
+		const DpAggKind *kind = DpKindOfAggregate(a->aggfnoid);
+		Node	   *arg;
+
+		if (kind == &dp_histogram_bins_kind)
+		{
+			arg = eval_const_expressions(NULL, copyObject((Node *) list_nth_node(TargetEntry, a->args, 1)->expr));
+			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+			{
+				ArrayType  *arr = DatumGetArrayTypeP(((Const *) arg)->constvalue);
+
+				return ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+			}
+		}
+		if (kind == &dp_histogram_width_kind)
+		{
+			arg = eval_const_expressions(NULL, copyObject((Node *) list_nth_node(TargetEntry, a->args, 3)->expr));
+			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+				return Max(DatumGetInt32(((Const *) arg)->constvalue), 1);
+		}
+	}
+	return PG_INT64_MAX;
+}
+
+/*
  * Rewrite q (validated: one protected table at prot_rti, dp aggregates,
  * GROUP BY on columns) so that each unit's contribution is bounded before
  * noise (see the section comment).  relid: for the public keys of GROUP BY
@@ -1937,6 +1986,8 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	AttrNumber	rankcol = 0;
 	bool		has_histogram = false;
 	bool		cells;
+	bool		ranked;
+	int64		max_cells;
 	ArrayType  *pubkeys[INDEX_MAX_KEYS];
 	bool		public_groups = false;
 	int			n = 0;
@@ -1974,11 +2025,22 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 				 errdetail("Its bins are the cells each unit's contribution is bounded over."),
 				 errhint("Run the histogram in a query of its own.")));
 	cells = has_histogram || q->groupClause != NIL;
-	cxt.groups = cells ? ub->groups : 1;
 
 	/* public keys of the GROUP BY columns (before the query changes) */
 	if (q->groupClause != NIL && is_protected)
 		public_groups = DpGroupPublicKeys(q, relid, prot_rti, pubkeys);
+
+	/*
+	 * When the released cells are at most g whatever the data (every public
+	 * key combination, or the bins of a histogram with constant bins), no
+	 * unit can reach more than g of them: the ranking is not needed (cells
+	 * outside them are never released), and fewer than g cells split the
+	 * mechanism fewer ways.
+	 */
+	max_cells = cells ? DpReleasedCellsAtMost(q, distinct, public_groups, pubkeys) : 1;
+	ranked = cells && max_cells > ub->groups;
+	/* a unit reaches at most this many released cells: the mechanism is split over them */
+	cxt.groups = (int32) Min((int64) ub->groups, Max(max_cells, 1));
 
 	/* the inner query: the user's FROM and WHERE, grouped by unit and cell */
 	q1->commandType = CMD_SELECT;
@@ -1998,7 +2060,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 												   att->attcollation, 0), "dp_unit", false);
 		table_close(rel, AccessShareLock);
 	}
-	q1->groupClause = list_make1(DpSortGroupFor(q1, unitcol, cells));
+	q1->groupClause = list_make1(DpSortGroupFor(q1, unitcol, ranked));
 	DpAddColumn(q1, (Expr *) makeBoolConst(true, false), "dp_present", false);
 	foreach(lc, q->groupClause)
 	{
@@ -2048,7 +2110,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	}
 
 	/* at most g cells per unit: rank each unit's cells in random order */
-	if (cells)
+	if (ranked)
 	{
 		WindowFunc *wf = makeNode(WindowFunc);
 		WindowClause *wc = makeNode(WindowClause);
@@ -2098,7 +2160,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	q->havingQual = DpUnitMutator(q->havingQual, &cxt);
 	q->rtable = list_make1(sub);
 	q->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)),
-							   cells ? (Node *) DpOp(cxt.pstate, "<=",
+							   ranked ? (Node *) DpOp(cxt.pstate, "<=",
 													 (Expr *) makeVar(1, rankcol, INT8OID, -1, InvalidOid, 0),
 													 (Expr *) DpInt8Const(ub->groups)) : NULL);
 	((RangeTblRef *) linitial(q->jointree->fromlist))->rtindex = 1;
@@ -2122,7 +2184,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 			keep = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_partition_keep", 2, argtypes), BOOLOID,
 										 list_make2(makeConst(argtypes[0], -1, InvalidOid, sizeof(DpMechanism),
 															  PointerGetDatum(mech), false, false),
-													DpInt4Const(ub->groups)),
+													DpInt4Const(cxt.groups)),
 										 InvalidOid, NULL, false);
 			q->havingQual = q->havingQual ?
 				(Node *) makeBoolExpr(AND_EXPR, list_make2(keep, q->havingQual), -1) : keep;
