@@ -1,0 +1,113 @@
+--
+-- units_guard: a hostile analyst against a table with a privacy unit.
+-- Every refusal changes nothing (the analyst's ledger rows are counted around
+-- each statement); every allowed shape is still bounded by the catalog's
+-- declaration, whatever the analyst sets.
+--
+\set VERBOSITY terse
+CREATE SCHEMA ug;
+CREATE ROLE ug_owner;
+CREATE ROLE ug_analyst;
+GRANT USAGE ON SCHEMA ug TO ug_owner, ug_analyst;
+GRANT CREATE ON SCHEMA ug TO ug_owner, ug_analyst;
+SELECT dp_pg.set_budget('ug_analyst', 1000, 1e-3);
+
+SET ROLE ug_owner;
+-- one heavy person (1,000 visits in 4 wards) and 300 light ones (1 visit)
+CREATE TABLE ug.visits (person int8, ward int4, cost float8, note text);
+INSERT INTO ug.visits SELECT 1, g % 4, 500, 'heavy' FROM generate_series(1, 1000) g;
+INSERT INTO ug.visits SELECT 100 + g, g % 4, 10, 'light' FROM generate_series(1, 300) g;
+RESET ROLE;
+SELECT dp_pg.protect('ug.visits', 'person', 2, 3);
+SELECT dp_pg.set_public_keys('ug.visits', 'ward', ARRAY[0, 1, 2, 3]);
+
+-- the analyst's number of charges, readable by the analyst
+CREATE FUNCTION ug.charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER
+	SET search_path = pg_catalog AS $$
+	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'ug_analyst'::regrole AND kind = 'charge'
+$$;
+-- run a statement: "SQLSTATE" or "ok", and " [CHARGED]" if the ledger grew
+CREATE FUNCTION ug.try(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	before bigint := ug.charges();
+	r text;
+BEGIN
+	BEGIN
+		EXECUTE q;
+		r := 'ok';
+	EXCEPTION WHEN OTHERS THEN
+		r := SQLSTATE;
+	END;
+	IF ug.charges() <> before THEN
+		r := r || ' [CHARGED]';
+	END IF;
+	RETURN r;
+END $$;
+-- the number of rows a statement returns
+CREATE FUNCTION ug.rows(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+BEGIN
+	EXECUTE q;
+	GET DIAGNOSTICS n = ROW_COUNT;
+	RETURN n;
+END $$;
+GRANT EXECUTE ON FUNCTION ug.try(text), ug.charges(), ug.rows(text) TO ug_analyst;
+
+SET SESSION AUTHORIZATION ug_analyst;
+-- refused before execution, nothing charged
+SELECT q, ug.try(q) FROM (VALUES
+	($q$SELECT * FROM ug.visits$q$),
+	($q$SELECT person, count(*) FROM ug.visits GROUP BY person$q$),
+	($q$SELECT dp_pg.bounded_sum(person, 0::int8, 1000000::int8, 'laplace(epsilon=1)', 1) FROM ug.visits$q$),
+	($q$SELECT dp_pg.bounded_sum(1::int8, 0::int8, 1::int8, 'laplace(epsilon=1)', 1) FROM ug.visits$q$),
+	($q$SELECT dp_pg.bounded_histogram_keys(note, 'gaussian(epsilon=1, delta=1e-6)', 1000::int8, 1000::int8, 1) FROM ug.visits$q$),
+	($q$SELECT ward, dp_count(*) FROM ug.visits GROUP BY ward HAVING dp_pg.bounded_partition_keep('gaussian(epsilon=1, delta=1e-6)', 1)$q$),
+	($q$SELECT dp_count(*) FROM ug.visits WHERE dp_pg.unit_priority() > 0$q$),
+	($q$SELECT dp_count(*) FROM ug.visits WHERE dp_pg.histogram_bucket(cost, 0, 1000, 10) = 1$q$),
+	($q$SELECT dp_count(*) FROM ug.visits v JOIN ug.visits w ON v.person = w.person$q$),
+	($q$SELECT dp_count(*) FROM (SELECT DISTINCT person FROM ug.visits) s$q$),
+	($q$SELECT dp_count(*) OVER () FROM ug.visits$q$),
+	($q$EXPLAIN SELECT dp_count(*) FROM ug.visits$q$),
+	($q$SELECT dp_histogram(ward, ARRAY[0,1], 'laplace(epsilon=1)'), dp_count(*) FROM ug.visits$q$),
+	($q$SELECT ward, dp_histogram(note, ARRAY['heavy'], 'laplace(epsilon=1)') FROM ug.visits GROUP BY ward$q$),
+	($q$SELECT dp_sum(cost, 0, 'Infinity', 'laplace(epsilon=1)') FROM ug.visits$q$),
+	($q$SET dp_pg.debug_noiseless = on$q$)
+) AS c(q);
+
+-- the analyst's settings do not loosen the catalog's bounds (person, g = 2, r = 3)
+SET dp_pg.privacy_unit = 'ward';
+SET dp_pg.max_groups_contributed = 100000;
+SET dp_pg.max_rows_per_unit = 1000000;
+SELECT ug.try($q$SELECT ward, dp_count(*) FROM ug.visits GROUP BY ward$q$) AS grouped;
+SELECT ug.try($q$SELECT dp_sum(cost, 0, 1000, 'laplace(epsilon=1)') FROM ug.visits WHERE person = 1$q$) AS one_person;
+-- a view of the analyst's own over the table is a subquery: refused, not charged
+CREATE VIEW ug.my_view AS SELECT person, ward FROM ug.visits;
+SELECT ug.try($q$SELECT ward, dp_count(*) FROM ug.my_view GROUP BY ward$q$) AS through_view;
+RESET dp_pg.privacy_unit;
+RESET dp_pg.max_groups_contributed;
+RESET dp_pg.max_rows_per_unit;
+RESET SESSION AUTHORIZATION;
+
+-- each allowed query was charged with the declared bounds: rows 3 per cell, and for
+-- GROUP BY the mechanism split over g = 2 of the 4 public wards
+SELECT e.epsilon, s->>'mechanism' AS mechanism, (s->>'l1')::int AS l1,
+       coalesce((s->>'unit_groups')::int, 1) AS unit_groups
+FROM dp_pg.ledger_entries e, jsonb_array_elements(e.detail->'sites') s
+WHERE e.role = 'ug_analyst'::regrole AND e.kind = 'charge'
+ORDER BY e.id, s->>'mechanism';
+
+-- GROUP BY the privacy unit itself goes through partition selection over units:
+-- each person is one unit in one group, so no person's key is released
+-- (each of the 301 keys appears with probability at most delta / g = 5e-13:
+-- false failure <= 1.6e-10)
+SET dp_pg.partition_mechanism = 'gaussian(epsilon=0.5, delta=1e-12)';
+SET SESSION AUTHORIZATION ug_analyst;
+SELECT ug.rows($q$SELECT person, dp_count(*) FROM ug.visits GROUP BY person$q$) AS persons_released;
+RESET SESSION AUTHORIZATION;
+RESET dp_pg.partition_mechanism;
+
+DROP SCHEMA ug CASCADE;
+SELECT dp_pg.drop_budget('ug_analyst');
+DROP ROLE ug_analyst;
+DROP ROLE ug_owner;
