@@ -554,6 +554,16 @@ CREATE FUNCTION dp_pg.histogram_bucket(float8, float8, float8, int4) RETURNS int
 COMMENT ON FUNCTION dp_pg.histogram_bucket(float8, float8, float8, int4) IS
 	'the 0-based bin of x in dp_histogram(x, lower, upper, nbins, mech); NULL for NULL or NaN';
 
+-- a unit's sum of clamped float8 values: IEEE addition, no overflow ERROR
+CREATE FUNCTION dp_pg.unit_float_sum_trans(float8, float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_unit_float_sum' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.unit_float_sum(float8) (
+	SFUNC = dp_pg.unit_float_sum_trans,
+	STYPE = float8,
+	COMBINEFUNC = dp_pg.unit_float_sum_trans,
+	PARALLEL = SAFE
+);
+
 CREATE FUNCTION dp_pg.bounded_sum_int8_trans(internal, int8, int8, int8, dp_mechanism, int4) RETURNS internal
 	AS 'MODULE_PATHNAME', 'dp_sum_int8_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE AGGREGATE dp_pg.bounded_sum(int8, int8, int8, dp_mechanism, int4) (

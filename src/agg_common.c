@@ -104,3 +104,18 @@ dp_unit_priority(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT64((int64) dp_rng_u64(DpBackendRng()));
 }
+
+PG_FUNCTION_INFO_V1(dp_unit_float_sum);
+
+/*
+ * Transition and combine function of dp_pg.unit_float_sum(float8): IEEE
+ * addition without PostgreSQL's overflow check.  A privacy unit's sum of
+ * clamped values (guard.c) may overflow to +-Infinity when the bounds are
+ * huge; it is clamped to the unit's bounds afterwards, and an overflow ERROR
+ * there would tell how many large values a person has.
+ */
+Datum
+dp_unit_float_sum(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(PG_GETARG_FLOAT8(0) + PG_GETARG_FLOAT8(1));
+}

@@ -1745,7 +1745,10 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 										 false, false);
 			filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
 		}
-		sumfn = LookupFuncName(list_make2(makeString("pg_catalog"), makeString("sum")), 1, &t, false);
+		if (t == FLOAT8OID)
+			sumfn = DpLookupFunc("dp_pg", "unit_float_sum", 1, &t);	/* no overflow ERROR */
+		else
+			sumfn = LookupFuncName(list_make2(makeString("pg_catalog"), makeString("sum")), 1, &t, false);
 		st = get_func_rettype(sumfn);
 		sum = (Expr *) DpMakeAggref(sumfn, st, list_make1(inner), InvalidOid, filter, false);
 		/* clamped to [r*lo, r*hi] in the sum's type */
@@ -1859,15 +1862,21 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 		Expr	   *nan = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
 											 Float8GetDatum(get_float8_nan()), false, FLOAT8PASSBYVAL);
 		Oid			f8 = FLOAT8OID;
-		Oid			avgfn = LookupFuncName(list_make2(makeString("pg_catalog"), makeString("avg")), 1, &f8, false);
+		Oid			sumfn = DpLookupFunc("dp_pg", "unit_float_sum", 1, &f8);
 		AttrNumber	mcol;
 		AttrNumber	wcol;
 		List	   *args;
 		Oid			argtypes[7] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, mechtype, INT8OID, INT8OID, INT4OID};
 
 		filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
-		mcol = DpAddColumn(q1, (Expr *) DpMakeAggref(avgfn, FLOAT8OID, list_make1(inner), InvalidOid,
-													 (Expr *) copyObject(filter), false), name, false);
+		/* mean = sum / count, without PostgreSQL's overflow ERRORs (+-Infinity is clamped later) */
+		mcol = DpAddColumn(q1, DpOp(pstate, "/",
+									(Expr *) DpMakeAggref(sumfn, FLOAT8OID, list_make1(inner), InvalidOid,
+														  (Expr *) copyObject(filter), false),
+									DpCoerce(pstate, (Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)),
+																		   InvalidOid, (Expr *) copyObject(filter), false),
+											 FLOAT8OID)),
+						   name, false);
 		snprintf(name, sizeof(name), "dp_weight%d", n);
 		wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
 										(Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)),
