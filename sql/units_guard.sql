@@ -107,6 +107,17 @@ SELECT ug.rows($q$SELECT person, dp_count(*) FROM ug.visits GROUP BY person$q$) 
 RESET SESSION AUTHORIZATION;
 RESET dp_pg.partition_mechanism;
 
+-- a trusted role (here the superuser) is bounded too, so a dp aggregate over the
+-- table anywhere but directly in the outermost query is refused
+SELECT q, ug.try(q) FROM (VALUES
+	($q$SELECT dp_count(*) FROM (SELECT * FROM ug.visits) s$q$),
+	($q$SELECT (SELECT dp_count(*) FROM ug.visits)$q$),
+	($q$WITH c AS (SELECT dp_count(*) FROM ug.visits) SELECT * FROM c$q$),
+	($q$SELECT dp_count(*) FROM ug.my_view$q$),
+	($q$SELECT dp_count(*) FROM ug.visits$q$),
+	($q$SELECT count(*) FROM (SELECT * FROM ug.visits) s$q$)
+) AS c(q);
+
 DROP SCHEMA ug CASCADE;
 SELECT dp_pg.drop_budget('ug_analyst');
 DROP ROLE ug_analyst;

@@ -2233,11 +2233,55 @@ DpHasDpAggregate(Query *q)
 	return found != NIL;
 }
 
+/* Does relation relid have a privacy unit, declared or requested (dp_pg.privacy_unit)? */
+static bool
+DpIsUnitTable(List *prot, Oid relid)
+{
+	DpProtected *p = DpFindProtected(prot, relid);
+
+	if (p != NULL)
+		return p->has_unit;
+	return dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0' &&
+		get_attnum(relid, dp_privacy_unit) != InvalidAttrNumber;
+}
+
+/* Context of DpUnitUseWalker. */
+typedef struct DpUnitUse
+{
+	List	   *prot;
+	bool		dp_aggregate;	/* a dp aggregate somewhere */
+	bool		unit_table;		/* a table with a privacy unit somewhere */
+} DpUnitUse;
+
+/* Walker over a whole query (every level): dp aggregates and tables with a unit. */
+static bool
+DpUnitUseWalker(Node *node, DpUnitUse *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref) && DpKindOfAggregate(((Aggref *) node)->aggfnoid) != NULL)
+		cxt->dp_aggregate = true;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *r = (RangeTblEntry *) node;
+
+		if (r->rtekind == RTE_RELATION && DpIsUnitTable(cxt->prot, r->relid))
+			cxt->unit_table = true;
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, DpUnitUseWalker, cxt, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, DpUnitUseWalker, cxt);
+}
+
 /*
  * Bounding for a query that the analyst path did not handle: a top-level dp
  * query reading a protected table with a privacy unit (any role), or reading
  * a table with the column named by dp_pg.privacy_unit (a trusted role's
  * explicit request).  The query must have the dp shape (DpGuardValidate).
+ * A dp aggregate elsewhere in a query that reads such a table (a subquery,
+ * a CTE, a view) cannot be bounded: ERROR, rather than an answer whose
+ * guarantee is per row instead of per person.
  */
 static void
 DpBoundTrusted(Query *q, List *prot)
@@ -2248,47 +2292,69 @@ DpBoundTrusted(Query *q, List *prot)
 	DpProtected *target = NULL;
 	DpProtected *guc = NULL;
 	DpUnitBound ub;
+	bool		any_unit = dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0';
+	DpUnitUse	use = {prot, false, false};
+	int			relations = 0;
+	int			protected_relations = 0;
 
-	if (!DpHasDpAggregate(q))
+	foreach(lc, prot)
+		if (((DpProtected *) lfirst(lc))->has_unit)
+			any_unit = true;
+	if (!any_unit || q->commandType == CMD_UTILITY)
 		return;
-	foreach(lc, q->rtable)
-	{
-		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
-		DpProtected *p;
 
-		rti++;
-		if (r->rtekind != RTE_RELATION)
-			continue;
-		p = DpFindProtected(prot, r->relid);
-		if (p != NULL && p->has_unit)
-		{
-			target = p;
-			found_rti = rti;
-		}
-		else if (p == NULL && dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0' &&
-				 get_attnum(r->relid, dp_privacy_unit) != InvalidAttrNumber)
-		{
-			if (guc != NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_AMBIGUOUS_COLUMN),
-						 errmsg("more than one table of this dp query has the privacy unit column \"%s\"", dp_privacy_unit)));
-			guc = palloc0(sizeof(DpProtected));
-			guc->relid = r->relid;
-			guc->has_unit = true;
-			namestrcpy(&guc->unit, dp_privacy_unit);
-			guc->max_groups = dp_max_groups_contributed;
-			guc->max_rows = dp_max_rows_per_unit;
-			if (target == NULL)
-				found_rti = rti;
-		}
-	}
-	if (target == NULL && guc == NULL)
+	if (DpHasDpAggregate(q))
 	{
-		if (dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0')
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+			DpProtected *p;
+
+			rti++;
+			if (r->rtekind != RTE_RELATION)
+				continue;
+			p = DpFindProtected(prot, r->relid);
+			relations++;
+			if (p != NULL)
+				protected_relations++;
+			if (p != NULL && p->has_unit)
+			{
+				target = p;
+				found_rti = rti;
+			}
+			else if (p == NULL && DpIsUnitTable(prot, r->relid))
+			{
+				if (guc != NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_AMBIGUOUS_COLUMN),
+							 errmsg("more than one table of this dp query has the privacy unit column \"%s\"", dp_privacy_unit)));
+				guc = palloc0(sizeof(DpProtected));
+				guc->relid = r->relid;
+				guc->has_unit = true;
+				namestrcpy(&guc->unit, dp_privacy_unit);
+				guc->max_groups = dp_max_groups_contributed;
+				guc->max_rows = dp_max_rows_per_unit;
+				if (target == NULL)
+					found_rti = rti;
+			}
+		}
+		if (target == NULL && guc == NULL && dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0' &&
+			relations > 0 && protected_relations == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("no table of this dp query has the privacy unit column \"%s\"", dp_privacy_unit),
 					 errhint("SET dp_pg.privacy_unit to a column of the table, or RESET it.")));
+	}
+	if (target == NULL && guc == NULL)
+	{
+		/* no top-level bounding: a dp aggregate must not meet a unit table anywhere */
+		(void) DpUnitUseWalker((Node *) q, &use);
+		if (use.dp_aggregate && use.unit_table)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("dp aggregates over a table with a privacy unit must read it directly in the outermost query"),
+					 errdetail("Only that shape bounds each person's contribution; in a subquery, CTE or view the answer would protect rows, not persons."),
+					 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
 		return;
 	}
 	if (target == NULL)
@@ -2366,7 +2432,7 @@ DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
 		}
 	}
 	/* everyone's dp queries on tables with a privacy unit are bounded too */
-	if (!analyst_query && parse->hasAggs)
+	if (!analyst_query)
 		DpBoundTrusted(parse, DpProtectedTables());
 
 	if (prev_planner)
