@@ -101,6 +101,27 @@ SELECT relname, reltuples FROM pg_class WHERE relname = 'people';
 SELECT role, round(epsilon_spent::numeric, 4) AS epsilon_spent, round(delta_spent::numeric, 12) AS delta_spent,
        charges, accounting FROM dp_pg.my_budget;
 RESET ROLE;
+\echo '--- Many rows per person: a privacy unit bounds each person before noise'
+\echo '(visits: ~5 per person, and one person with 10,000; at most 2 wards and 3 visits per ward count)'
+CREATE TABLE visits AS
+SELECT 1 + (random() * 199999)::int AS person_id,
+       (ARRAY['a','b','c','d'])[1 + (random() * 3)::int] AS ward,
+       round((random() * 400)::numeric, 2)::float8 AS cost
+FROM generate_series(1, 1000000);
+INSERT INTO visits SELECT 42, (ARRAY['a','b','c','d'])[1 + g % 4], 400 FROM generate_series(1, 10000) g;
+SELECT dp_pg.protect('visits', 'person_id', max_groups_contributed => 2, max_rows_per_unit => 3);
+SELECT dp_pg.set_public_keys('visits', 'ward', ARRAY['a','b','c','d']);
+SELECT dp_pg.set_budget('analyst', 3, 1e-6);
+SET ROLE analyst;
+SELECT ward, dp_count(*) AS dp_visits, dp_sum(cost, 0, 400, 'laplace(epsilon=0.5)') AS dp_cost
+FROM visits GROUP BY ward ORDER BY ward;
+RESET ROLE;
+\echo '(the same per person, bounded but without noise, and the raw totals)'
+SELECT ward, sum(least(n, 3)) FILTER (WHERE keep) AS bounded_visits, sum(n) AS raw_visits
+FROM (SELECT person_id, ward, count(*) AS n,
+             row_number() OVER (PARTITION BY person_id ORDER BY random()) <= 2 AS keep
+      FROM visits GROUP BY person_id, ward) s
+GROUP BY ward ORDER BY ward;
 \echo '--- The ledger (what the DBA sees)'
 SELECT id, role, kind, round(epsilon::numeric, 4) AS epsilon, left(query, 60) AS query FROM dp_pg.ledger ORDER BY id;
 SQL
