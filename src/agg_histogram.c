@@ -1266,6 +1266,17 @@ DpBoundedWeight(FunctionCallInfo fcinfo, int argno)
 	return w > 0 ? w : 0;
 }
 
+/* Add weight w to bin b of a histogram state, or ERROR 22003. */
+static void
+DpHistAddWeight(DpHistState *state, int b, int64 w)
+{
+	if (pg_add_s64_overflow(state->counts[b], w, &state->counts[b]) ||
+		pg_add_s64_overflow(state->total, w, &state->total))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("bigint out of range")));
+}
+
 /* Transition of dp_pg.bounded_histogram_bins(key, bins, mech, weight, rows, groups). */
 Datum
 dp_histogram_bins_wtrans(PG_FUNCTION_ARGS)
@@ -1285,12 +1296,8 @@ dp_histogram_bins_wtrans(PG_FUNCTION_ARGS)
 		int			b = DpKeyIndexFind(&bx->index, &bx->ops, bx->elems, bx->hashes,
 									   key, DpKeyHash(&bx->ops, key), NULL);
 
-		if (b >= 0 &&
-			(pg_add_s64_overflow(state->counts[b], w, &state->counts[b]) ||
-			 pg_add_s64_overflow(state->total, w, &state->total)))
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("bigint out of range")));
+		if (b >= 0)
+			DpHistAddWeight(state, b, w);
 	}
 	PG_RETURN_POINTER(state);
 }
@@ -1311,17 +1318,9 @@ dp_histogram_width_wtrans(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1) && w > 0)
 	{
 		double		x = PG_GETARG_FLOAT8(1);
-		int			b;
 
 		if (!isnan(x))
-		{
-			b = DpWidthBin(wb, x);
-			if (pg_add_s64_overflow(state->counts[b], w, &state->counts[b]) ||
-				pg_add_s64_overflow(state->total, w, &state->total))
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("bigint out of range")));
-		}
+			DpHistAddWeight(state, DpWidthBin(wb, x), w);
 	}
 	PG_RETURN_POINTER(state);
 }
