@@ -111,7 +111,7 @@ FROM generate_series(1, 1000000);
 INSERT INTO visits SELECT 42, (ARRAY['a','b','c','d'])[1 + g % 4], 400 FROM generate_series(1, 10000) g;
 SELECT dp_pg.protect('visits', 'person_id', max_groups_contributed => 2, max_rows_per_unit => 3);
 SELECT dp_pg.set_public_keys('visits', 'ward', ARRAY['a','b','c','d']);
-SELECT dp_pg.set_budget('analyst', 3, 1e-6);
+SELECT dp_pg.set_budget('analyst', 5, 1e-6);
 SET ROLE analyst;
 SELECT ward, dp_count(*) AS dp_visits, dp_sum(cost, 0, 400, 'laplace(epsilon=0.5)') AS dp_cost
 FROM visits GROUP BY ward ORDER BY ward;
