@@ -118,6 +118,29 @@ SELECT q, ug.try(q) FROM (VALUES
 	($q$SELECT count(*) FROM (SELECT * FROM ug.visits) s$q$)
 ) AS c(q);
 
+-- GROUP BY public keys: rows with undeclared keys never take one of a unit's g
+-- cells (exact values, test build): with wards 0 and 1 declared and g = 2, the
+-- heavy person always counts r = 3 in both, whatever its rows in wards 2 and 3
+CREATE TABLE ug.visits2 AS SELECT * FROM ug.visits;
+SELECT dp_pg.protect('ug.visits2', 'person', 2, 3);
+SELECT dp_pg.set_public_keys('ug.visits2', 'ward', ARRAY[0, 1]);
+SET dp_pg.debug_noiseless = on;
+CREATE TABLE ug.runs AS SELECT 0 AS run, 0 AS ward, 0::bigint AS n WHERE false;
+DO $$
+DECLARE
+	rec record;
+BEGIN
+	FOR i IN 1..10 LOOP
+		FOR rec IN SELECT ward, dp_count(*) AS n FROM ug.visits2 GROUP BY ward LOOP
+			INSERT INTO ug.runs VALUES (i, rec.ward, rec.n);
+		END LOOP;
+	END LOOP;
+END $$;
+SELECT ward, min(n) AS min_n, max(n) AS max_n,
+       (SELECT count(*) FROM ug.visits2 v WHERE v.ward = r.ward AND person <> 1) + 3 AS expected
+FROM ug.runs r GROUP BY ward ORDER BY ward;
+RESET dp_pg.debug_noiseless;
+
 DROP SCHEMA ug CASCADE;
 SELECT dp_pg.drop_budget('ug_analyst');
 DROP ROLE ug_analyst;

@@ -1144,6 +1144,33 @@ DpPublicKeys(Oid relid, const char *attname)
 	return result;
 }
 
+/* The declared public keys arr (text[]) as constants of key's type, NULLs left out. */
+static List *
+DpPublicKeyConsts(ArrayType *arr, Var *key)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	Oid			typinput;
+	Oid			typioparam;
+	List	   *consts = NIL;
+
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
+	getTypeInputInfo(key->vartype, &typinput, &typioparam);
+	for (int i = 0; i < nelems; i++)
+	{
+		if (nulls[i])
+			continue;
+		consts = lappend(consts,
+						 makeConst(key->vartype, key->vartypmod, key->varcollid,
+								   get_typlen(key->vartype),
+								   OidInputFunctionCall(typinput, TextDatumGetCString(elems[i]),
+														typioparam, key->vartypmod),
+								   false, get_typbyval(key->vartype)));
+	}
+	return consts;
+}
+
 /* Context of the public-group rewrite. */
 typedef struct DpGroupRewrite
 {
@@ -1262,27 +1289,9 @@ DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row)
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
 		ArrayType  *arr = arrs[cxt.nkeys];
-		Datum	   *elems;
-		bool	   *nulls;
-		int			nelems;
-		Oid			typinput;
-		Oid			typioparam;
 		int			k = cxt.nkeys;
 
-		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
-		getTypeInputInfo(key->vartype, &typinput, &typioparam);
-		keylists[k] = NIL;
-		for (int i = 0; i < nelems; i++)
-		{
-			if (nulls[i])
-				continue;
-			keylists[k] = lappend(keylists[k],
-								  makeConst(key->vartype, key->vartypmod, key->varcollid,
-											get_typlen(key->vartype),
-											OidInputFunctionCall(typinput, TextDatumGetCString(elems[i]),
-																 typioparam, key->vartypmod),
-											false, get_typbyval(key->vartype)));
-		}
+		keylists[k] = DpPublicKeyConsts(arr, key);
 		ncombos *= Max(list_length(keylists[k]), 1);
 		cxt.atts[k] = key->varattno;
 		types[k] = key->vartype;
@@ -2088,6 +2097,44 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 		q1->groupClause = lappend(q1->groupClause, copy);
 		cxt.nkeys++;
 	}
+	/*
+	 * GROUP BY on public keys: rows with undeclared keys are never released,
+	 * so they take none of a unit's g cells (key = ANY(<declared keys>)).
+	 */
+	if (public_groups)
+	{
+		for (int k = 0; k < cxt.nkeys; k++)
+		{
+			Var		   *key = cxt.keys[k];
+			Oid			arrtype = get_array_type(key->vartype);
+			SortGroupClause *sgc = list_nth_node(SortGroupClause, q->groupClause, k);
+			List	   *consts = DpPublicKeyConsts(pubkeys[k], key);
+			ArrayExpr  *ae;
+			ScalarArrayOpExpr *sa;
+
+			if (!OidIsValid(arrtype) || consts == NIL)
+				continue;
+			ae = makeNode(ArrayExpr);
+			ae->array_typeid = arrtype;
+			ae->array_collid = key->varcollid;
+			ae->element_typeid = key->vartype;
+			ae->elements = consts;
+			ae->multidims = false;
+			ae->location = -1;
+			sa = makeNode(ScalarArrayOpExpr);
+			sa->opno = sgc->eqop;
+			sa->opfuncid = InvalidOid;
+			sa->hashfuncid = InvalidOid;
+			sa->negfuncid = InvalidOid;
+			sa->useOr = true;
+			sa->inputcollid = key->varcollid;
+			sa->args = list_make2(copyObject(key), ae);
+			sa->location = -1;
+			set_sa_opfuncid(sa);
+			q1->jointree->quals = (Node *) DpAnd((Expr *) q1->jointree->quals, (Expr *) sa);
+		}
+	}
+
 	foreach(lc, distinct)
 	{
 		DpBoundedAgg *ba = palloc0(sizeof(DpBoundedAgg));
