@@ -576,6 +576,18 @@ CREATE AGGREGATE dp_pg.bounded_sum(int8, int8, int8, dp_mechanism, int4) (
 	FINALFUNC = dp_sum_int8_final,
 	PARALLEL = SAFE
 );
+CREATE FUNCTION dp_pg.bounded_count_final(internal) RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_bounded_count_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_count(int8, int8, int8, dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_sum_int8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_int8_deserialize,
+	FINALFUNC = dp_pg.bounded_count_final,
+	PARALLEL = SAFE
+);
 CREATE FUNCTION dp_pg.bounded_sum_float8_trans(internal, float8, float8, float8, dp_mechanism, int4) RETURNS internal
 	AS 'MODULE_PATHNAME', 'dp_sum_float8_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE AGGREGATE dp_pg.bounded_sum(float8, float8, float8, dp_mechanism, int4) (

@@ -61,6 +61,7 @@ SELECT q, ug.try(q) FROM (VALUES
 	($q$SELECT person, count(*) FROM ug.visits GROUP BY person$q$),
 	($q$SELECT dp_pg.bounded_sum(person, 0::int8, 1000000::int8, 'laplace(epsilon=1)', 1) FROM ug.visits$q$),
 	($q$SELECT dp_pg.bounded_sum(1::int8, 0::int8, 1::int8, 'laplace(epsilon=1)', 1) FROM ug.visits$q$),
+	($q$SELECT dp_pg.bounded_count(person, 0::int8, 1000000::int8, 'laplace(epsilon=1)', 1) FROM ug.visits$q$),
 	($q$SELECT dp_pg.bounded_histogram_keys(note, 'gaussian(epsilon=1, delta=1e-6)', 1000::int8, 1000::int8, 1) FROM ug.visits$q$),
 	($q$SELECT ward, dp_count(*) FROM ug.visits GROUP BY ward HAVING dp_pg.bounded_partition_keep('gaussian(epsilon=1, delta=1e-6)', 1)$q$),
 	($q$SELECT dp_count(*) FROM ug.visits WHERE dp_pg.unit_priority() > 0$q$),

@@ -44,6 +44,7 @@ extern const DpAggKind dp_sum_int8_kind;
 extern const DpAggKind dp_sum_float8_kind;
 extern const DpAggKind dp_sum_numeric_kind;
 extern const DpAggKind dp_avg_kind;
+extern const DpAggKind dp_bounded_count_kind;
 extern const DpAggKind dp_histogram_bins_kind;
 extern const DpAggKind dp_histogram_width_kind;
 extern const DpAggKind dp_histogram_keys_kind;

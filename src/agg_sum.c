@@ -501,6 +501,18 @@ DpCheckStateMatchesPlan(const DpSumState *state, DpStateKind kind, int unit_exp,
 }
 
 /* Final function of dp_sum(int2/int4): int8 state. */
+/* The noisy release of an int8 sum state (dp_sum(bigint) and the bounded dp_count). */
+static int64
+DpReleaseInt8Sum(FunctionCallInfo fcinfo, DpCallSite *site)
+{
+	DpSumSite  *ex = site->extra;
+	DpSumState *state = PG_ARGISNULL(0) ? NULL : (DpSumState *) PG_GETARG_POINTER(0);
+
+	if (state != NULL)
+		DpCheckStateMatchesPlan(state, DP_STATE_SUM_INT8, 0, 0.0, site->kind->name);
+	return DpReleaseBigint(&ex->fs, state ? state->sum : 0);
+}
+
 Datum
 dp_sum_int_final(PG_FUNCTION_ARGS)
 {
@@ -515,13 +527,32 @@ dp_sum_int_final(PG_FUNCTION_ARGS)
 Datum
 dp_sum_int8_final(PG_FUNCTION_ARGS)
 {
-	DpCallSite *site = DpCallSiteForFinal(fcinfo, &dp_sum_int8_kind);
-	DpSumSite  *ex = site->extra;
-	DpSumState *state = PG_ARGISNULL(0) ? NULL : (DpSumState *) PG_GETARG_POINTER(0);
+	PG_RETURN_INT64(DpReleaseInt8Sum(fcinfo, DpCallSiteForFinal(fcinfo, &dp_sum_int8_kind)));
+}
 
-	if (state != NULL)
-		DpCheckStateMatchesPlan(state, DP_STATE_SUM_INT8, 0, 0.0, "dp_sum");
-	PG_RETURN_INT64(DpReleaseBigint(&ex->fs, state ? state->sum : 0));
+/*
+ * dp_pg.bounded_count(contribution, 0, r, mech, groups): a dp_count on a
+ * table with a privacy unit (guard.c), an int8 dp_sum of the units'
+ * contributions least(rows, r) in [0, r]; its own final function only so
+ * that the ledger and messages call it dp_count.
+ */
+PG_FUNCTION_INFO_V1(dp_bounded_count_final);
+
+const DpAggKind dp_bounded_count_kind = {
+	.name = "dp_count",
+	.finalfn = dp_bounded_count_final,
+	.nargs = 4,
+	.bounded_extra = 1,
+	.mech_argno = 3,
+	.nconst = 2,
+	.const_argnos = {1, 2},
+	.plan = DpSumIntegerPlan,
+};
+
+Datum
+dp_bounded_count_final(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(DpReleaseInt8Sum(fcinfo, DpCallSiteForFinal(fcinfo, &dp_bounded_count_kind)));
 }
 
 /* Final function of dp_sum(float8). */

@@ -98,6 +98,7 @@ static const DpAggKind *const all_kinds[] = {
 	&dp_sum_float8_kind,
 	&dp_sum_numeric_kind,
 	&dp_avg_kind,
+	&dp_bounded_count_kind,
 	&dp_histogram_bins_kind,
 	&dp_histogram_width_kind,
 	&dp_histogram_keys_kind,

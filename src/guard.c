@@ -1715,7 +1715,7 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 			cnt = DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), a->inputcollid, filter, false);
 		col = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID, (Expr *) cnt, (Expr *) DpInt8Const(r)), name, false);
 		ba->replacement = (Node *)
-			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_sum", 5, argtypes), INT8OID,
+			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
 						 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
 									DpInt8Const(0), DpInt8Const(r),
 									DpAggMechanism(a, kind, mechtype), DpInt4Const(cxt->groups)),
