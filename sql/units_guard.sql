@@ -85,6 +85,19 @@ SELECT ug.try($q$SELECT dp_sum(cost, 0, 1000, 'laplace(epsilon=1)') FROM ug.visi
 -- a view of the analyst's own over the table is a subquery: refused, not charged
 CREATE VIEW ug.my_view AS SELECT person, ward FROM ug.visits;
 SELECT ug.try($q$SELECT ward, dp_count(*) FROM ug.my_view GROUP BY ward$q$) AS through_view;
+-- operators of the analyst's own, first in the search_path, never run inside the
+-- bounding rewrite (it names pg_catalog's operators): they would see private values
+CREATE FUNCTION ug.spy(float8, float8) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'spy saw %', $1; END $$;
+CREATE FUNCTION ug.spy_mul(float8, float8) RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'spy_mul saw %', $1; END $$;
+CREATE OPERATOR ug.<> (LEFTARG = float8, RIGHTARG = float8, FUNCTION = ug.spy);
+CREATE OPERATOR ug.* (LEFTARG = float8, RIGHTARG = float8, FUNCTION = ug.spy_mul);
+CREATE OPERATOR ug./ (LEFTARG = float8, RIGHTARG = float8, FUNCTION = ug.spy_mul);
+SET search_path = ug, pg_catalog, public;
+SELECT ug.try($q$SELECT dp_sum(cost, 0, 1000, 'laplace(epsilon=1)') FROM ug.visits$q$) AS sum_shadowed,
+       ug.try($q$SELECT dp_avg(cost, 0, 1000, 'laplace(epsilon=1)') FROM ug.visits$q$) AS avg_shadowed;
+RESET search_path;
 RESET dp_pg.privacy_unit;
 RESET dp_pg.max_groups_contributed;
 RESET dp_pg.max_rows_per_unit;

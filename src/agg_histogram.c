@@ -536,15 +536,21 @@ DpWidthBin(const DpWidthBins *wb, double x)
 	return i;
 }
 
-/* The width bins of the transition call in fcinfo, cached in fn_extra. */
+/*
+ * The width bins of the call in fcinfo, whose lower, upper and nbins are
+ * arguments argno .. argno + 2, cached in fn_extra.
+ */
 static DpWidthBins *
-DpWidthBinsForCall(FunctionCallInfo fcinfo)
+DpWidthBinsForCall(FunctionCallInfo fcinfo, int argno)
 {
 	DpWidthBins *wb = (DpWidthBins *) fcinfo->flinfo->fn_extra;
+	bool		lnull = PG_ARGISNULL(argno);
+	bool		unull = PG_ARGISNULL(argno + 1);
+	bool		nnull = PG_ARGISNULL(argno + 2);
 
-	if (likely(wb != NULL) && !PG_ARGISNULL(2) && !PG_ARGISNULL(3) && !PG_ARGISNULL(4) &&
-		wb->lower == PG_GETARG_FLOAT8(2) && wb->upper == PG_GETARG_FLOAT8(3) &&
-		wb->nbins == PG_GETARG_INT32(4))
+	if (likely(wb != NULL) && !lnull && !unull && !nnull &&
+		wb->lower == PG_GETARG_FLOAT8(argno) && wb->upper == PG_GETARG_FLOAT8(argno + 1) &&
+		wb->nbins == PG_GETARG_INT32(argno + 2))
 		return wb;
 	if (wb != NULL)
 		ereport(ERROR,
@@ -552,9 +558,9 @@ DpWidthBinsForCall(FunctionCallInfo fcinfo)
 				 errmsg("the parameters of %s must be constant for the query", hist_name),
 				 errdetail("The bounds or bin count changed between rows.")));
 	wb = DpWidthBinsMake(fcinfo->flinfo->fn_mcxt,
-						 PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_FLOAT8(2),
-						 PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_FLOAT8(3),
-						 PG_ARGISNULL(4), PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4));
+						 lnull, lnull ? 0 : PG_GETARG_FLOAT8(argno),
+						 unull, unull ? 0 : PG_GETARG_FLOAT8(argno + 1),
+						 nnull, nnull ? 0 : PG_GETARG_INT32(argno + 2));
 	fcinfo->flinfo->fn_extra = wb;
 	return wb;
 }
@@ -564,7 +570,7 @@ Datum
 dp_histogram_width_trans(PG_FUNCTION_ARGS)
 {
 	DpHistState *state;
-	DpWidthBins *wb = DpWidthBinsForCall(fcinfo);
+	DpWidthBins *wb = DpWidthBinsForCall(fcinfo, 2);
 
 	if (PG_ARGISNULL(0))
 		state = DpHistStateNew(DpAggMemoryContext(fcinfo, "dp_histogram_width_trans"), wb->nbins);
@@ -1307,7 +1313,7 @@ Datum
 dp_histogram_width_wtrans(PG_FUNCTION_ARGS)
 {
 	DpHistState *state;
-	DpWidthBins *wb = DpWidthBinsForCall(fcinfo);
+	DpWidthBins *wb = DpWidthBinsForCall(fcinfo, 2);
 	int64		w = DpBoundedWeight(fcinfo, 6);
 
 	if (PG_ARGISNULL(0))
@@ -1352,24 +1358,14 @@ dp_histogram_keys_wtrans(PG_FUNCTION_ARGS)
  * dp_histogram(x, lower, upper, nbins, mech) counts x in, NULL for NaN.  The
  * bounded form groups a unit's rows by it, so that a unit's cells are
  * exactly the bins.  Bounds and bin count must be constant (as in the
- * aggregate); the edges are cached.
+ * aggregate); the edges are cached.  Not strict: NULL bounds are an ERROR.
  */
 Datum
 dp_histogram_bucket(PG_FUNCTION_ARGS)
 {
-	DpWidthBins *wb = (DpWidthBins *) fcinfo->flinfo->fn_extra;
+	DpWidthBins *wb = DpWidthBinsForCall(fcinfo, 1);
 	double		x;
 
-	if (wb == NULL || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3) ||
-		wb->lower != PG_GETARG_FLOAT8(1) || wb->upper != PG_GETARG_FLOAT8(2) ||
-		wb->nbins != PG_GETARG_INT32(3))
-	{
-		wb = DpWidthBinsMake(fcinfo->flinfo->fn_mcxt,
-							 PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_FLOAT8(1),
-							 PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_FLOAT8(2),
-							 PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3));
-		fcinfo->flinfo->fn_extra = wb;
-	}
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	x = PG_GETARG_FLOAT8(0);

@@ -188,13 +188,6 @@ DpAbsInt64(int64 v)
 	return v < 0 ? (uint64) (-(v + 1)) + 1 : (uint64) v;
 }
 
-/* The mechanism with half its budget (dp_avg's split; see the file header). */
-static DpMechanism
-DpHalfMechanism(const DpMechanism *mech)
-{
-	return DpSplitMechanism(mech, 2);
-}
-
 /* Attach a new, empty DpSumSite to a call site (query memory). */
 static DpSumSite *
 DpSumSiteNew(DpCallSite *site)
@@ -347,7 +340,7 @@ static void
 DpAvgPlan(DpCallSite *site, Datum *values, bool *isnull)
 {
 	DpSumSite  *ex = DpSumSiteNew(site);
-	DpMechanism half = DpHalfMechanism(&site->mech);
+	DpMechanism half = DpSplitMechanism(&site->mech, 2);	/* see the file header */
 	DpNoisePlan *p = &site->plan;
 	char		err[256];
 

@@ -1063,49 +1063,61 @@ DpMaskCatalog(Query *parse, List *prot)
 	return cxt.changed;
 }
 
-/*
- * dp_pg.partition_keep(<dp_pg.partition_mechanism>), the private partition
- * selection the guard adds to the HAVING clause of a GROUP BY: only groups
- * whose noisy row count reaches the threshold are released, so the set of
- * keys costs that mechanism's (epsilon, delta), charged as a call site.
- */
-static Node *
-DpPartitionKeepAggref(void)
+static Aggref *DpMakeAggref(Oid fn, Oid rettype, List *args, Oid inputcollid, Expr *filter, bool star);
+static Const *DpInt4Const(int32 v);
+
+/* The dp_mechanism type (the argument type of dp_pg.partition_keep, so no search_path lookup). */
+static Oid
+DpMechanismType(void)
 {
 	Oid			fn = LookupFuncName(list_make2(makeString("dp_pg"), makeString("partition_keep")), -1, NULL, true);
 	Oid		   *argtypes;
 	int			nargs;
-	DpMechanism *mech;
-	Aggref	   *a;
 
 	if (!OidIsValid(fn) || DpKindOfAggregate(fn) != &dp_partition_keep_kind)
 		DpGuardRefuse("GROUP BY needs dp_pg.partition_keep", "The dp_pg installation is incomplete.");
 	(void) get_func_signature(fn, &argtypes, &nargs);
-	mech = palloc(sizeof(DpMechanism));
-	*mech = *dp_partition_mechanism;
-	a = makeNode(Aggref);
-	a->aggfnoid = fn;
-	a->aggtype = BOOLOID;
-	a->aggcollid = InvalidOid;
-	a->inputcollid = InvalidOid;
-	a->aggtranstype = InvalidOid;
-	a->aggargtypes = list_make1_oid(argtypes[0]);
-	a->aggdirectargs = NIL;
-	a->args = list_make1(makeTargetEntry((Expr *) makeConst(argtypes[0], -1, InvalidOid, sizeof(DpMechanism),
-															  PointerGetDatum(mech), false, false),
-										 1, NULL, false));
-	a->aggorder = NIL;
-	a->aggdistinct = NIL;
-	a->aggfilter = NULL;
-	a->aggstar = false;
-	a->aggvariadic = false;
-	a->aggkind = AGGKIND_NORMAL;
-	a->agglevelsup = 0;
-	a->aggsplit = AGGSPLIT_SIMPLE;
-	a->aggno = -1;
-	a->aggtransno = -1;
-	a->location = -1;
-	return (Node *) a;
+	return argtypes[0];
+}
+
+/* A dp_mechanism constant. */
+static Const *
+DpMechanismConst(const DpMechanism *mech)
+{
+	DpMechanism *copy = palloc(sizeof(DpMechanism));
+
+	*copy = *mech;
+	return makeConst(DpMechanismType(), -1, InvalidOid, sizeof(DpMechanism), PointerGetDatum(copy), false, false);
+}
+
+/*
+ * Add dp_pg.partition_keep(<dp_pg.partition_mechanism>) to q's HAVING: the
+ * private partition selection of a GROUP BY on keys that are not public.
+ * Only groups whose noisy row count reaches the threshold are released, so
+ * the set of keys costs that mechanism's (epsilon, delta), charged as a call
+ * site.  With a privacy unit (groups > 0) it is dp_pg.bounded_partition_keep(mech,
+ * groups), counting the units of each group, each unit in at most groups.
+ */
+static void
+DpAddPartitionKeep(Query *q, int32 groups)
+{
+	Const	   *mech = DpMechanismConst(dp_partition_mechanism);
+	Node	   *keep;
+
+	if (groups > 0)
+	{
+		Oid			argtypes[2] = {mech->consttype, INT4OID};
+
+		keep = (Node *) DpMakeAggref(LookupFuncName(list_make2(makeString("dp_pg"), makeString("bounded_partition_keep")),
+													2, argtypes, false),
+									 BOOLOID, list_make2(mech, DpInt4Const(groups)), InvalidOid, NULL, false);
+	}
+	else
+		keep = (Node *) DpMakeAggref(LookupFuncName(list_make2(makeString("dp_pg"), makeString("partition_keep")),
+													1, &mech->consttype, false),
+									 BOOLOID, list_make1(mech), InvalidOid, NULL, false);
+	q->havingQual = q->havingQual ?
+		(Node *) makeBoolExpr(AND_EXPR, list_make2(keep, q->havingQual), -1) : keep;
 }
 
 /* ------------------------------------------------------------------------
@@ -1630,11 +1642,16 @@ DpCoerce(ParseState *pstate, Expr *expr, Oid type)
 	return (Expr *) n;
 }
 
-/* a op b through the parser's operator lookup. */
+/*
+ * a op b, op a built-in operator: looked up in pg_catalog explicitly, never
+ * through the search_path (where a user could shadow it with a function of
+ * his own that would then see private values).
+ */
 static Expr *
 DpOp(ParseState *pstate, const char *op, Expr *a, Expr *b)
 {
-	return make_op(pstate, list_make1(makeString((char *) op)), (Node *) a, (Node *) b, NULL, -1);
+	return make_op(pstate, list_make2(makeString("pg_catalog"), makeString((char *) op)),
+				   (Node *) a, (Node *) b, NULL, -1);
 }
 
 static Const *
@@ -1658,15 +1675,11 @@ DpAggArg(Aggref *a, int i)
 
 /* The mechanism argument of a call, or the default mechanism as a constant. */
 static Expr *
-DpAggMechanism(Aggref *a, const DpAggKind *kind, Oid mechtype)
+DpAggMechanism(Aggref *a, const DpAggKind *kind)
 {
-	DpMechanism *mech;
-
 	if (kind->mech_argno >= 0)
 		return DpAggArg(a, kind->mech_argno);
-	mech = palloc(sizeof(DpMechanism));
-	*mech = *dp_default_mechanism;
-	return (Expr *) makeConst(mechtype, -1, InvalidOid, sizeof(DpMechanism), PointerGetDatum(mech), false, false);
+	return (Expr *) DpMechanismConst(dp_default_mechanism);
 }
 
 /* a AND b (either may be NULL). */
@@ -1689,17 +1702,10 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 	const DpAggKind *kind = ba->kind;
 	ParseState *pstate = cxt->pstate;
 	int64		r = cxt->ub->rows;
-	Oid			mechtype = TypenameGetTypid("dp_mechanism");
+	Oid			mechtype = DpMechanismType();
 	char		name[NAMEDATALEN];
 	Expr	   *filter = (Expr *) copyObject(a->aggfilter);
 
-	if (!OidIsValid(mechtype))
-	{
-		Oid			nsp = get_func_namespace(a->aggfnoid);
-
-		mechtype = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("dp_mechanism"),
-								   ObjectIdGetDatum(nsp));
-	}
 	snprintf(name, sizeof(name), "dp_contribution%d", n);
 
 	if (kind == &dp_count_star_kind || kind == &dp_count_kind)
@@ -1718,7 +1724,7 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
 						 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
 									DpInt8Const(0), DpInt8Const(r),
-									DpAggMechanism(a, kind, mechtype), DpInt4Const(cxt->groups)),
+									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
 						 InvalidOid, NULL, false);
 	}
 	else if (kind == &dp_sum_int_kind || kind == &dp_sum_int8_kind ||
@@ -1781,7 +1787,7 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 						 list_make5(makeVar(1, col, ct, -1, InvalidOid, 0),
 									DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, lo, ct)),
 									DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, hi, ct)),
-									DpAggMechanism(a, kind, mechtype), DpInt4Const(cxt->groups)),
+									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
 						 InvalidOid, NULL, false);
 	}
 	else if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind ||
@@ -2229,22 +2235,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 			DpRewritePublicGroupsCore(q, pubkeys,
 									  DpIsNotNull((Expr *) makeVar(1, 2, BOOLOID, -1, InvalidOid, 0)));
 		else
-		{
-			Oid			argtypes[2];
-			DpMechanism *mech = palloc(sizeof(DpMechanism));
-			Node	   *keep;
-
-			argtypes[0] = TypenameGetTypid("dp_mechanism");
-			argtypes[1] = INT4OID;
-			*mech = *dp_partition_mechanism;
-			keep = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_partition_keep", 2, argtypes), BOOLOID,
-										 list_make2(makeConst(argtypes[0], -1, InvalidOid, sizeof(DpMechanism),
-															  PointerGetDatum(mech), false, false),
-													DpInt4Const(cxt.groups)),
-										 InvalidOid, NULL, false);
-			q->havingQual = q->havingQual ?
-				(Node *) makeBoolExpr(AND_EXPR, list_make2(keep, q->havingQual), -1) : keep;
-		}
+			DpAddPartitionKeep(q, cxt.groups);
 	}
 	free_parsestate(cxt.pstate);
 }
@@ -2470,12 +2461,7 @@ DpGuardPlanner(Query *parse, const char *query_string, int cursorOptions,
 			}
 			/* public keys all appear; other keys only through private partition selection */
 			else if (parse->groupClause != NIL && !DpRewritePublicGroups(parse, rte->relid))
-			{
-				Node	   *keep = DpPartitionKeepAggref();
-
-				parse->havingQual = parse->havingQual ?
-					(Node *) makeBoolExpr(AND_EXPR, list_make2(keep, parse->havingQual), -1) : keep;
-			}
+				DpAddPartitionKeep(parse, 0);
 		}
 	}
 	/* everyone's dp queries on tables with a privacy unit are bounded too */
