@@ -6,7 +6,7 @@
 
 DP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DP_PGVER=${DP_PGVER:-15}
-DP_PGBIN=/usr/lib/postgresql/$DP_PGVER/bin
+DP_PGBIN=${DP_PGBIN:-/usr/lib/postgresql/$DP_PGVER/bin}
 DP_PG_CONFIG=$DP_PGBIN/pg_config
 export PATH="$DP_PGBIN:$PATH"
 
