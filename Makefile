@@ -12,7 +12,7 @@ OBJS = \
 	src/random.o \
 	src/sample.o \
 	src/agg_common.o \
-	src/cost.o \
+	src/callsite.o \
 	src/agg_count.o \
 	src/agg_state.o \
 	src/fixedsum.o \
@@ -22,7 +22,17 @@ OBJS = \
 	src/accountant.o \
 	src/ledger.o \
 	src/budget.o \
-	src/guard.o
+	src/guard/guard.o \
+	src/guard/protected.o \
+	src/guard/session.o \
+	src/guard/trust.o \
+	src/guard/stats.o \
+	src/guard/shape.o \
+	src/guard/release.o \
+	src/guard/groups.o \
+	src/guard/units.o \
+	src/guard/reads.o \
+	src/hooks.o
 
 DATA = $(wildcard sql/dp_pg--*.sql)
 
@@ -43,7 +53,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on every header (the tree is small; no stale objects)
-$(OBJS): $(wildcard $(srcdir)/src/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h)
 
 # `make -s print-REGRESS` etc.: let test/all.sh read the test lists from here.
 print-%:

@@ -441,6 +441,21 @@ GRANT SELECT ON dp_pg.protected_tables, dp_pg.public_keys TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('dp_pg.protected_tables', '');
 SELECT pg_catalog.pg_extension_config_dump('dp_pg.public_keys', '');
 
+-- sizes and counters of protected tables (src/guard/stats.c): the guard routes
+-- every call of a size or counter function in a user's query through
+-- masked_call, which returns NULL for relations hidden from the user (and,
+-- for analysts, for cluster-wide counters); hidden_relation masks pg_class
+-- columns and pg_statistic rows.  Called directly they are no more than the
+-- function they wrap.
+CREATE FUNCTION dp_pg.masked_call(fn oid, result anyelement, VARIADIC args "any") RETURNS anyelement
+	AS 'MODULE_PATHNAME', 'dp_masked_call' LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE FUNCTION dp_pg.masked_call_volatile(fn oid, result anyelement, VARIADIC args "any") RETURNS anyelement
+	AS 'MODULE_PATHNAME', 'dp_masked_call' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+CREATE FUNCTION dp_pg.hidden_relation(relid oid) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_hidden_relation' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.hidden_relation(oid) IS
+	'true if the size and statistics of this relation are hidden from the current user';
+
 CREATE FUNCTION dp_pg.revoke_from_analysts(tbl regclass) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE

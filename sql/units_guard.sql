@@ -10,6 +10,16 @@ CREATE ROLE ug_owner;
 CREATE ROLE ug_analyst;
 GRANT USAGE ON SCHEMA ug TO ug_owner, ug_analyst;
 GRANT CREATE ON SCHEMA ug TO ug_owner, ug_analyst;
+-- the analyst's own operators, made before it had a budget (it may not make code once it has one)
+SET ROLE ug_analyst;
+CREATE FUNCTION ug.spy(float8, float8) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'spy saw %', $1; END $$;
+CREATE FUNCTION ug.spy_mul(float8, float8) RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'spy_mul saw %', $1; END $$;
+CREATE OPERATOR ug.<> (LEFTARG = float8, RIGHTARG = float8, FUNCTION = ug.spy);
+CREATE OPERATOR ug.* (LEFTARG = float8, RIGHTARG = float8, FUNCTION = ug.spy_mul);
+CREATE OPERATOR ug./ (LEFTARG = float8, RIGHTARG = float8, FUNCTION = ug.spy_mul);
+RESET ROLE;
 SELECT dp_pg.set_budget('ug_analyst', 1000, 1e-3);
 
 SET ROLE ug_owner;
@@ -85,15 +95,9 @@ SELECT ug.try($q$SELECT dp_sum(cost, 0, 1000, 'laplace(epsilon=1)') FROM ug.visi
 -- a view of the analyst's own over the table is a subquery: refused, not charged
 CREATE VIEW ug.my_view AS SELECT person, ward FROM ug.visits;
 SELECT ug.try($q$SELECT ward, dp_count(*) FROM ug.my_view GROUP BY ward$q$) AS through_view;
--- operators of the analyst's own, first in the search_path, never run inside the
--- bounding rewrite (it names pg_catalog's operators): they would see private values
-CREATE FUNCTION ug.spy(float8, float8) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN RAISE EXCEPTION 'spy saw %', $1; END $$;
-CREATE FUNCTION ug.spy_mul(float8, float8) RETURNS float8 LANGUAGE plpgsql AS $$
-BEGIN RAISE EXCEPTION 'spy_mul saw %', $1; END $$;
-CREATE OPERATOR ug.<> (LEFTARG = float8, RIGHTARG = float8, FUNCTION = ug.spy);
-CREATE OPERATOR ug.* (LEFTARG = float8, RIGHTARG = float8, FUNCTION = ug.spy_mul);
-CREATE OPERATOR ug./ (LEFTARG = float8, RIGHTARG = float8, FUNCTION = ug.spy_mul);
+-- operators of the analyst's own (made before it had a budget), first in the
+-- search_path, never run inside the bounding rewrite (it names pg_catalog's
+-- operators; and an analyst's code never runs in its session: 42501, not P0001)
 SET search_path = ug, pg_catalog, public;
 SELECT ug.try($q$SELECT dp_sum(cost, 0, 1000, 'laplace(epsilon=1)') FROM ug.visits$q$) AS sum_shadowed,
        ug.try($q$SELECT dp_avg(cost, 0, 1000, 'laplace(epsilon=1)') FROM ug.visits$q$) AS avg_shadowed;
@@ -131,6 +135,28 @@ SELECT q, ug.try(q) FROM (VALUES
 	($q$SELECT dp_count(*) FROM ug.visits$q$),
 	($q$SELECT count(*) FROM (SELECT * FROM ug.visits) s$q$)
 ) AS c(q);
+
+-- nor through a function returning the table's rows: a SQL function is inlined
+-- after the guard looked (the final plan is checked), a PL/pgSQL one runs its
+-- own query while the dp query runs (checked when it starts); a GROUP BY over
+-- one would release a person's key without partition selection
+CREATE FUNCTION ug.rows_sql() RETURNS SETOF ug.visits LANGUAGE sql STABLE AS 'SELECT * FROM ug.visits';
+CREATE FUNCTION ug.rows_pl() RETURNS SETOF ug.visits LANGUAGE plpgsql AS 'BEGIN RETURN QUERY SELECT * FROM ug.visits; END';
+SELECT q, ug.try(q) FROM (VALUES
+	($q$SELECT dp_count(1, 'laplace(epsilon=1)') FROM ug.rows_sql()$q$),
+	($q$SELECT dp_count(1, 'laplace(epsilon=1)') FROM ug.rows_pl()$q$),
+	($q$SELECT person, dp_count(*) FROM ug.rows_sql() GROUP BY person$q$),
+	($q$SELECT dp_count(*) FROM ug.rows_sql() WHERE person = 1$q$),
+	($q$SELECT count(*) FROM ug.rows_sql()$q$),
+	($q$SELECT count(*) FROM ug.rows_pl()$q$)
+) AS c(q);
+SET SESSION AUTHORIZATION ug_analyst;
+SELECT q, ug.try(q) FROM (VALUES
+	($q$SELECT dp_count(1, 'laplace(epsilon=1)') FROM ug.rows_sql()$q$),
+	($q$SELECT dp_count(1, 'laplace(epsilon=1)') FROM ug.rows_pl()$q$),
+	($q$SELECT 1::float8 OPERATOR(ug.<>) 2::float8$q$)
+) AS c(q);
+RESET SESSION AUTHORIZATION;
 
 -- GROUP BY public keys: rows with undeclared keys never take one of a unit's g
 -- cells (exact values, test build): with wards 0 and 1 declared and g = 2, the

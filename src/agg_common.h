@@ -19,7 +19,7 @@
 
 #include "fmgr.h"
 
-#include "cost.h"
+#include "callsite.h"
 #include "mechanism.h"
 #include "noise.h"
 #include "random.h"

@@ -21,7 +21,7 @@
 
 #include "accountant.h"
 #include "agg_common.h"
-#include "cost.h"
+#include "callsite.h"
 #include "ledger.h"
 #include "noise.h"
 

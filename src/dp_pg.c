@@ -16,9 +16,11 @@
 #include "utils/guc.h"
 
 #include "agg_common.h"
-#include "cost.h"
-#include "guard.h"
+#include "callsite.h"
+#include "guard/guard.h"
 #include "guc.h"
+#include "hooks.h"
+#include "ledger.h"
 
 PG_MODULE_MAGIC;
 
@@ -35,8 +37,13 @@ _PG_init(void)
 
 	DpGucInit();
 	DpAggCommonInit();
-	DpCostInit();
-	DpGuardInit();
+	if (dp_pg_preloaded)
+	{
+		DpCallSitesInit();
+		DpLedgerInit();
+		DpGuardInit();
+		DpHooksInit();
+	}
 
 	/* after every concept defined its parameters */
 	MarkGUCPrefixReserved("dp_pg");

@@ -140,6 +140,7 @@ typedef struct DpLedgerShared
 	pid_t		worker_pid;
 	Latch	   *worker_latch;
 	bool		ready;			/* totals loaded, accepting requests */
+	uint64		budget_generation;	/* changes with every published limit and readiness */
 	ConditionVariable slot_freed;
 	DpLedgerSlot slots[DP_LEDGER_SLOTS];
 } DpLedgerShared;
@@ -365,6 +366,30 @@ DpLedgerChargedRoles(Oid *roles)
 			}
 	pfree(budgeted);
 	return n;
+}
+
+/* A counter that changes whenever budgets are published or readiness changes. */
+uint64
+DpLedgerBudgetGeneration(void)
+{
+	uint64		gen;
+
+	if (ledger == NULL)
+		return 0;
+	LWLockAcquire(ledger->lock, LW_SHARED);
+	gen = ledger->budget_generation;
+	LWLockRelease(ledger->lock);
+	return gen;
+}
+
+/* DpLedgerChargedRoles without waiting: 0 and *known = false while the ledger is not ready. */
+int
+DpLedgerChargedRolesNoWait(Oid *roles, bool *known)
+{
+	*known = DpLedgerReady();
+	if (!*known)
+		return 0;
+	return DpLedgerChargedRoles(roles);
 }
 
 /* Take a free slot (waiting for one up to the timeout); returns its index. */
@@ -936,6 +961,7 @@ DpWorkerPublish(HTAB *pending)
 	DpBudgetEntry *p;
 
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	ledger->budget_generation++;
 	hash_seq_init(&seq, pending);
 	while ((p = hash_seq_search(&seq)) != NULL)
 	{
@@ -1080,6 +1106,7 @@ DpWorkerExit(int code, Datum arg)
 		return;
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 	ledger->ready = false;
+	ledger->budget_generation++;
 	ledger->worker_latch = NULL;
 	ledger->worker_pid = 0;
 	/* requests in flight get no verdict; their requesters time out */
@@ -1136,6 +1163,7 @@ DpLedgerWorkerMain(Datum arg)
 
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 	ledger->ready = true;
+	ledger->budget_generation++;
 	LWLockRelease(ledger->lock);
 	ereport(LOG, (errmsg("dp_pg ledger ready in database \"%s\"", dp_ledger_database)));
 

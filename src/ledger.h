@@ -43,6 +43,12 @@ extern bool DpLedgerReady(void);
  */
 extern int	DpLedgerChargedRoles(Oid *roles);
 
+/* A counter that changes whenever budgets are published or the ledger's readiness changes. */
+extern uint64 DpLedgerBudgetGeneration(void);
+
+/* DpLedgerChargedRoles without waiting: returns 0 with *known = false while the ledger is not ready. */
+extern int	DpLedgerChargedRolesNoWait(Oid *roles, bool *known);
+
 /*
  * Charge cost to roles, durably and outside the caller's transaction; returns
  * after the ledger worker committed it (synchronous commit).  ERROR DP001 if

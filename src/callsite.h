@@ -1,12 +1,13 @@
 /*
- * cost.h — dp aggregate call sites of a query, found and planned before it runs.
+ * callsite.h — dp aggregate call sites of a query, found and planned before it runs.
  */
-#ifndef DP_COST_H
-#define DP_COST_H
+#ifndef DP_CALLSITE_H
+#define DP_CALLSITE_H
 
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "executor/execdesc.h"
 #include "nodes/primnodes.h"
 
 #include "accountant.h"
@@ -67,8 +68,17 @@ extern DpMechanism DpSplitMechanism(const DpMechanism *mech, int k);
 /* The DpAggKind of aggregate aggfnoid, or NULL if it is not one of dp_pg's. */
 extern const DpAggKind *DpKindOfAggregate(Oid aggfnoid);
 
-/* Install the executor hooks (only when preloaded). */
-extern void DpCostInit(void);
+/* Register the aggregate-kind cache's invalidation (only when preloaded). */
+extern void DpCallSitesInit(void);
+
+/* Before the standard ExecutorStart: bind the dp aggregates' constant arguments (callsite.c). */
+extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
+
+/* After the standard ExecutorStart: plan the query's dp call sites and charge them. */
+extern void DpCallSitesStart(QueryDesc *queryDesc, int eflags);
+
+/* True if the query started by queryDesc has planned dp call sites. */
+extern bool DpCallSitesActive(QueryDesc *queryDesc);
 
 /*
  * The call site of the final function running in fcinfo.  ERROR (and nothing
@@ -83,4 +93,4 @@ extern DpCallSite *DpCallSiteForFinal(FunctionCallInfo fcinfo, const DpAggKind *
  */
 extern int	DpEstimateQueryCost(const char *query, DpCost *total);
 
-#endif							/* DP_COST_H */
+#endif							/* DP_CALLSITE_H */

@@ -1,10 +1,18 @@
 /*
- * cost.c — find a query's dp aggregate call sites and plan them before it runs.
+ * callsite.c — find a query's dp aggregate call sites and plan them before it runs.
  *
  * Protocol
  * --------
- * ExecutorStart (hook, every backend and parallel worker, after the standard
- * start so that parameters are bound): walk the PlanState tree; for every
+ * ExecutorStart (hooks.c), before the standard start: the constant arguments
+ * of every dp aggregate in the plan (mechanisms, bounds, bins, the bounds of
+ * the unit-bounded forms) that are not literals already -- bound parameters,
+ * stable functions of them -- are evaluated once with the query's parameters
+ * and the plan (a copy of it) carries the values as constants.  So they are
+ * never evaluated per row, and rows are clamped with exactly the values the
+ * noise is planned for.
+ *
+ * ExecutorStart, after the standard start (every backend and parallel
+ * worker): walk the PlanState tree; for every
  * Agg node, every Aggref whose final function runs there and which is one of
  * dp_pg's aggregates (a member of the dp_pg extension whose final function
  * is a known DpAggKind) becomes a DpCallSite:
@@ -50,6 +58,9 @@
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "utils/inval.h"
+#include "nodes/makefuncs.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
@@ -61,8 +72,8 @@
 
 #include "agg_common.h"
 #include "calibrate.h"
-#include "cost.h"
-#include "guard.h"
+#include "callsite.h"
+#include "guard/guard.h"
 #include "guc.h"
 #include "ledger.h"
 
@@ -71,6 +82,7 @@ typedef struct DpQuerySites
 {
 	struct DpQuerySites *next;
 	List	   *sites;			/* DpCallSite * */
+	EState	   *estate;			/* the query's executor state */
 	MemoryContextCallback cb;
 } DpQuerySites;
 
@@ -81,9 +93,8 @@ typedef struct DpKindCacheEntry
 	const DpAggKind *kind;		/* NULL: not a dp aggregate */
 } DpKindCacheEntry;
 
-static ExecutorStart_hook_type prev_ExecutorStart = NULL;
-/* set while DpEstimateQueryCost plans a query: compose, do not charge */
-static bool estimate_only = false;
+/* the EXPLAIN-only start of DpEstimateQueryCost's plan: compose, do not charge */
+static QueryDesc *estimate_query = NULL;
 static DpCost estimate_total;
 static int	estimate_sites = 0;
 static DpQuerySites *active_queries = NULL;
@@ -743,7 +754,7 @@ DpEstimatePlanned(QueryDesc *queryDesc)
 	MemoryContextSwitchTo(old);
 }
 
-/* What a query would cost, without charging (see cost.h). */
+/* What a query would cost, without charging (see callsite.h). */
 int
 DpEstimateQueryCost(const char *query, DpCost *total)
 {
@@ -768,7 +779,8 @@ DpEstimateQueryCost(const char *query, DpCost *total)
 	plan = pg_plan_query(linitial_node(Query, querytrees), query, CURSOR_OPT_PARALLEL_OK, NULL);
 	qd = CreateQueryDesc(plan, query, GetActiveSnapshot(), InvalidSnapshot,
 						 None_Receiver, NULL, NULL, 0);
-	estimate_only = true;
+	estimate_query = qd;
+	DpReadsAllowEstimate(qd);
 	estimate_sites = 0;
 	dp_cost_zero(&estimate_total);
 	PG_TRY();
@@ -777,7 +789,8 @@ DpEstimateQueryCost(const char *query, DpCost *total)
 	}
 	PG_FINALLY();
 	{
-		estimate_only = false;
+		estimate_query = NULL;
+		DpReadsAllowEstimate(NULL);
 	}
 	PG_END_TRY();
 	ExecutorEnd(qd);
@@ -801,31 +814,22 @@ DpQuerySitesRelease(void *arg)
 		}
 }
 
-/* ExecutorStart hook: standard start, then plan the query's dp call sites. */
-static void
-DpExecutorStart(QueryDesc *queryDesc, int eflags)
+/* After the standard ExecutorStart: plan the query's dp call sites and charge them. */
+void
+DpCallSitesStart(QueryDesc *queryDesc, int eflags)
 {
 	DpWalkContext cxt;
 	MemoryContext old;
 
-	/* estimates and run-time statistics of protected tables are not for analysts */
-	if (!estimate_only)
-		DpGuardExplain(queryDesc, eflags);
 #ifdef DP_PG_ASSERTS
 	/* dp_pg.debug_noiseless: exact releases for superuser sessions (test builds only) */
 	dp_sampler_debug_zero = dp_debug_noiseless && superuser_arg(GetSessionUserId());
 #endif
-
-	if (prev_ExecutorStart)
-		prev_ExecutorStart(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
-
 	if (queryDesc->planstate == NULL)
 		return;
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0)
 	{
-		if (estimate_only)
+		if (queryDesc == estimate_query)
 			DpEstimatePlanned(queryDesc);
 		return;
 	}
@@ -842,6 +846,7 @@ DpExecutorStart(QueryDesc *queryDesc, int eflags)
 		DpQuerySites *q = palloc0(sizeof(DpQuerySites));
 
 		q->sites = cxt.sites;
+		q->estate = queryDesc->estate;
 		q->cb.func = DpQuerySitesRelease;
 		q->cb.arg = q;
 		MemoryContextRegisterResetCallback(queryDesc->estate->es_query_cxt, &q->cb);
@@ -851,19 +856,187 @@ DpExecutorStart(QueryDesc *queryDesc, int eflags)
 	MemoryContextSwitchTo(old);
 }
 
-/* Install the executor hooks (only when preloaded). */
-void
-DpCostInit(void)
+/* True if the query started by queryDesc has planned dp call sites. */
+bool
+DpCallSitesActive(QueryDesc *queryDesc)
 {
-	if (!dp_pg_preloaded)
-		return;
-	prev_ExecutorStart = ExecutorStart_hook;
-	ExecutorStart_hook = DpExecutorStart;
-	CacheRegisterSyscacheCallback(PROCOID, DpKindCacheInvalidate, (Datum) 0);
-	DpLedgerInit();
+	for (DpQuerySites *q = active_queries; q != NULL; q = q->next)
+		if (q->estate == queryDesc->estate)
+			return true;
+	return false;
 }
 
-/* The call site of the final function running in fcinfo (see cost.h). */
+/* Context of the argument binding. */
+typedef struct DpBindContext
+{
+	bool		modify;			/* replace the arguments (else: only find them) */
+	bool		found;			/* an argument to bind exists */
+	ExprContext *econtext;
+	MemoryContext cxt;			/* where the constants live: the QueryDesc's */
+} DpBindContext;
+
+/* True if argument argno of a call of kind with nargs arguments is constant for the query. */
+static bool
+DpConstArgPosition(const DpAggKind *kind, int nargs, int argno)
+{
+	if (argno == kind->mech_argno)
+		return true;
+	for (int i = 0; i < kind->nconst; i++)
+		if (kind->const_argnos[i] == argno)
+			return true;
+	/* the unit-bounded forms: trailing (groups) or (rows, groups) */
+	if (nargs > kind->nargs && argno >= nargs - (kind->bounded_extra == 3 ? 2 : 1))
+		return true;
+	return false;
+}
+
+/* Walker over a plan's expressions: bind the constant arguments of dp aggregates. */
+static bool
+DpBindWalker(Node *node, DpBindContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *a = (Aggref *) node;
+		const DpAggKind *kind;
+		int			nargs;
+		int			argno = 0;
+		ListCell   *lc;
+
+		if (DO_AGGSPLIT_COMBINE(a->aggsplit) || (kind = DpKindOfAggregate(a->aggfnoid)) == NULL)
+			return false;
+		nargs = DpAggNumArgs(a->args);
+		foreach(lc, a->args)
+		{
+			TargetEntry *te = lfirst_node(TargetEntry, lc);
+
+			if (!te->resjunk && DpConstArgPosition(kind, nargs, argno) && !IsA(te->expr, Const))
+			{
+				cxt->found = true;
+				if (cxt->modify)
+				{
+					Oid			type = exprType((Node *) te->expr);
+					int16		typlen;
+					bool		typbyval;
+					bool		isnull;
+					Datum		v = DpEvalConstArg(kind, te->expr, cxt->econtext, &isnull);
+					MemoryContext old = MemoryContextSwitchTo(cxt->cxt);
+
+					get_typlenbyval(type, &typlen, &typbyval);
+					te->expr = (Expr *) makeConst(type, exprTypmod((Node *) te->expr),
+												  exprCollation((Node *) te->expr), typlen,
+												  isnull ? (Datum) 0 : datumCopy(v, typbyval, typlen),
+												  isnull, typbyval);
+					MemoryContextSwitchTo(old);
+				}
+			}
+			argno++;
+		}
+		return false;
+	}
+	return expression_tree_walker(node, DpBindWalker, cxt);
+}
+
+/* Bind the constant arguments in a plan tree (every node, every child). */
+static void
+DpBindPlan(Plan *plan, DpBindContext *cxt)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	if (IsA(plan, Agg))
+	{
+		(void) DpBindWalker((Node *) plan->targetlist, cxt);
+		(void) DpBindWalker((Node *) plan->qual, cxt);
+	}
+	DpBindPlan(plan->lefttree, cxt);
+	DpBindPlan(plan->righttree, cxt);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				DpBindPlan(lfirst(lc), cxt);
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				DpBindPlan(lfirst(lc), cxt);
+			break;
+		case T_BitmapAnd:
+			foreach(lc, ((BitmapAnd *) plan)->bitmapplans)
+				DpBindPlan(lfirst(lc), cxt);
+			break;
+		case T_BitmapOr:
+			foreach(lc, ((BitmapOr *) plan)->bitmapplans)
+				DpBindPlan(lfirst(lc), cxt);
+			break;
+		case T_SubqueryScan:
+			DpBindPlan(((SubqueryScan *) plan)->subplan, cxt);
+			break;
+		case T_CustomScan:
+			foreach(lc, ((CustomScan *) plan)->custom_plans)
+				DpBindPlan(lfirst(lc), cxt);
+			break;
+		default:
+			break;
+	}
+}
+
+/* Bind the constant arguments of every plan of a statement. */
+static void
+DpBindStmt(PlannedStmt *stmt, DpBindContext *cxt)
+{
+	ListCell   *lc;
+
+	DpBindPlan(stmt->planTree, cxt);
+	foreach(lc, stmt->subplans)
+		DpBindPlan(lfirst(lc), cxt);
+}
+
+/*
+ * Before the standard ExecutorStart: evaluate the constant arguments of the
+ * plan's dp aggregates once and let a copy of the plan carry them (see the
+ * file comment).  Nothing to do for EXPLAIN without ANALYZE.
+ */
+void
+DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags)
+{
+	DpBindContext cxt;
+
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || queryDesc->plannedstmt->commandType == CMD_UTILITY)
+		return;
+	memset(&cxt, 0, sizeof(cxt));
+	DpBindStmt(queryDesc->plannedstmt, &cxt);
+	if (!cxt.found)
+		return;
+	cxt.modify = true;
+	cxt.cxt = GetMemoryChunkContext(queryDesc);
+	cxt.econtext = CreateStandaloneExprContext();
+	cxt.econtext->ecxt_param_list_info = queryDesc->params;
+	PG_TRY();
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt.cxt);
+
+		queryDesc->plannedstmt = copyObject(queryDesc->plannedstmt);
+		MemoryContextSwitchTo(old);
+		DpBindStmt(queryDesc->plannedstmt, &cxt);
+	}
+	PG_FINALLY();
+	{
+		FreeExprContext(cxt.econtext, true);
+	}
+	PG_END_TRY();
+}
+
+/* Register the aggregate-kind cache's invalidation (only when preloaded). */
+void
+DpCallSitesInit(void)
+{
+	CacheRegisterSyscacheCallback(PROCOID, DpKindCacheInvalidate, (Datum) 0);
+}
+
+/* The call site of the final function running in fcinfo (see callsite.h). */
 DpCallSite *
 DpCallSiteForFinal(FunctionCallInfo fcinfo, const DpAggKind *kind)
 {

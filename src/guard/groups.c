@@ -1,0 +1,452 @@
+/*
+ * guard/groups.c — GROUP BY of a DP level: every declared public key, or
+ * private partition selection.
+ *
+ * A GROUP BY on columns whose values the DBA declared public
+ * (dp_pg.set_public_keys) lists every combination of public keys, empty
+ * groups too (their aggregates add noise to an empty input), and ignores rows
+ * with other keys: the DP level becomes
+ *     FROM (VALUES <public keys>) k LEFT JOIN <table> ON <table>.col = k.col AND <WHERE>
+ *     GROUP BY k.col
+ * with every dp aggregate filtered to the table's real rows.  No partition
+ * selection is needed: the key set is public.
+ *
+ * Any other GROUP BY releases its keys only through private partition
+ * selection: dp_pg.partition_keep(<dp_pg.partition_mechanism>) is added to
+ * the DP level's HAVING (an aggregate, so it stays there), a call site
+ * charged with the query: a group shows only if its noisy row count reaches
+ * the threshold of dp_pg.partition_threshold, so a key held by one row shows
+ * with probability at most delta.  With a privacy unit it is
+ * dp_pg.bounded_partition_keep(mech, groups), counting units (units.c).
+ */
+#include "postgres.h"
+
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "catalog/index.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
+#include "parser/parse_func.h"
+#include "parser/parsetree.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "agg_common.h"
+#include "callsite.h"
+#include "guard/guard.h"
+#include "guc.h"
+
+/* The dp_mechanism type (the argument type of dp_pg.partition_keep, so no search_path lookup). */
+Oid
+DpMechanismType(void)
+{
+	Oid			fn = LookupFuncName(list_make2(makeString("dp_pg"), makeString("partition_keep")), -1, NULL, true);
+	Oid		   *argtypes;
+	int			nargs;
+
+	if (!OidIsValid(fn) || DpKindOfAggregate(fn) != &dp_partition_keep_kind)
+		DpGuardRefuse("GROUP BY needs dp_pg.partition_keep", "The dp_pg installation is incomplete.");
+	(void) get_func_signature(fn, &argtypes, &nargs);
+	return argtypes[0];
+}
+
+/* A dp_mechanism constant. */
+Const *
+DpMechanismConst(const DpMechanism *mech)
+{
+	DpMechanism *copy = palloc(sizeof(DpMechanism));
+
+	*copy = *mech;
+	return makeConst(DpMechanismType(), -1, InvalidOid, sizeof(DpMechanism), PointerGetDatum(copy), false, false);
+}
+
+/*
+ * Add dp_pg.partition_keep(<dp_pg.partition_mechanism>) to q's HAVING: the
+ * private partition selection of a GROUP BY on keys that are not public.
+ * Only groups whose noisy row count reaches the threshold are released, so
+ * the set of keys costs that mechanism's (epsilon, delta), charged as a call
+ * site.  With a privacy unit (groups > 0) it is dp_pg.bounded_partition_keep(mech,
+ * groups), counting the units of each group, each unit in at most groups.
+ */
+void
+DpAddPartitionKeep(Query *q, int32 groups)
+{
+	Const	   *mech = DpMechanismConst(dp_partition_mechanism);
+	Node	   *keep;
+
+	if (groups > 0)
+	{
+		Oid			argtypes[2] = {mech->consttype, INT4OID};
+
+		keep = (Node *) DpMakeAggref(LookupFuncName(list_make2(makeString("dp_pg"), makeString("bounded_partition_keep")),
+													2, argtypes, false),
+									 BOOLOID, list_make2(mech, DpInt4Const(groups)), InvalidOid, NULL, false);
+	}
+	else
+		keep = (Node *) DpMakeAggref(LookupFuncName(list_make2(makeString("dp_pg"), makeString("partition_keep")),
+													1, &mech->consttype, false),
+									 BOOLOID, list_make1(mech), InvalidOid, NULL, false);
+	q->havingQual = q->havingQual ?
+		(Node *) makeBoolExpr(AND_EXPR, list_make2(keep, q->havingQual), -1) : keep;
+}
+
+
+/* ------------------------------------------------------------------------
+ * GROUP BY on declared public keys
+ * ------------------------------------------------------------------------
+ */
+
+#define DP_MAX_PUBLIC_GROUPS 100000
+
+
+/* The declared public keys arr (text[]) as constants of key's type, NULLs left out. */
+List *
+DpPublicKeyConsts(ArrayType *arr, Var *key)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	Oid			typinput;
+	Oid			typioparam;
+	List	   *consts = NIL;
+
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
+	getTypeInputInfo(key->vartype, &typinput, &typioparam);
+	for (int i = 0; i < nelems; i++)
+	{
+		if (nulls[i])
+			continue;
+		consts = lappend(consts,
+						 makeConst(key->vartype, key->vartypmod, key->varcollid,
+								   get_typlen(key->vartype),
+								   OidInputFunctionCall(typinput, TextDatumGetCString(elems[i]),
+														typioparam, key->vartypmod),
+								   false, get_typbyval(key->vartype)));
+	}
+	return consts;
+}
+
+/* Context of the public-group rewrite. */
+typedef struct DpGroupRewrite
+{
+	int			nkeys;
+	AttrNumber	atts[INDEX_MAX_KEYS];	/* grouped columns of the protected table */
+	int			values_rti;		/* the VALUES list of public keys */
+	Node	   *real_row;		/* "<table>.ctid IS NOT NULL" */
+} DpGroupRewrite;
+
+/* Mutator: grouped columns outside aggregates read the key list; dp aggregates skip phantom rows. */
+static Node *
+DpGroupMutator(Node *node, DpGroupRewrite *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *a = (Aggref *) copyObject(node);
+
+		a->aggfilter = a->aggfilter ?
+			(Expr *) makeBoolExpr(AND_EXPR, list_make2(a->aggfilter, copyObject(cxt->real_row)), -1) :
+			(Expr *) copyObject(cxt->real_row);
+		return (Node *) a;
+	}
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->varlevelsup == 0 && v->varno == 1)
+			for (int i = 0; i < cxt->nkeys; i++)
+				if (cxt->atts[i] == v->varattno)
+					return (Node *) makeVar(cxt->values_rti, i + 1, v->vartype, v->vartypmod,
+											v->varcollid, 0);
+		return node;
+	}
+	return expression_tree_mutator(node, DpGroupMutator, cxt);
+}
+
+/* The columns of range-table entry rti (a table or a subquery) as join alias names and Vars. */
+static void
+DpRteColumns(RangeTblEntry *rte, int rti, List **names, List **vars, List **cols)
+{
+	if (rte->rtekind == RTE_RELATION)
+	{
+		Relation	rel = table_open(rte->relid, AccessShareLock);
+
+		for (int a = 0; a < RelationGetDescr(rel)->natts; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), a);
+
+			*names = lappend(*names, makeString(pstrdup(att->attisdropped ? "" : NameStr(att->attname))));
+			*vars = lappend(*vars, att->attisdropped ? NULL :
+							makeVar(rti, att->attnum, att->atttypid, att->atttypmod, att->attcollation, 0));
+			*cols = lappend_int(*cols, att->attnum);
+		}
+		table_close(rel, AccessShareLock);
+	}
+	else
+	{
+		ListCell   *lc;
+
+		Assert(rte->rtekind == RTE_SUBQUERY);
+		foreach(lc, rte->subquery->targetList)
+		{
+			TargetEntry *te = lfirst_node(TargetEntry, lc);
+
+			if (te->resjunk)
+				continue;
+			*names = lappend(*names, makeString(pstrdup(te->resname)));
+			*vars = lappend(*vars, makeVar(rti, te->resno, exprType((Node *) te->expr),
+										   exprTypmod((Node *) te->expr), exprCollation((Node *) te->expr), 0));
+			*cols = lappend_int(*cols, te->resno);
+		}
+	}
+}
+
+/*
+ * GROUP BY on columns whose values the DBA declared public: every
+ * combination of public keys appears, empty groups too (their aggregates get
+ * noise on an empty input), and rows with other keys are ignored.  The query
+ * becomes
+ *     FROM (VALUES <public keys>) k LEFT JOIN <table> ON <table>.col = k.col AND <WHERE>
+ *     GROUP BY k.col
+ * with every dp aggregate filtered to the table's real rows (real_row).  No
+ * partition selection is needed: the key set is public.  The query's only
+ * range-table entry is the table, or the per-unit subquery of a table with a
+ * privacy unit (DpBoundUnits); arrs holds the key lists of the GROUP BY
+ * columns, in order.
+ */
+void
+DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row)
+{
+	DpGroupRewrite cxt;
+	List	   *keylists[INDEX_MAX_KEYS];
+	Oid			types[INDEX_MAX_KEYS];
+	int32		typmods[INDEX_MAX_KEYS];
+	Oid			colls[INDEX_MAX_KEYS];
+	Oid			eqops[INDEX_MAX_KEYS];
+	List	   *rows = NIL;
+	double		ncombos = 1;
+	ListCell   *lc;
+	RangeTblEntry *vals;
+	RangeTblEntry *join;
+	JoinExpr   *je;
+	List	   *quals = NIL;
+	List	   *colnames = NIL;
+	List	   *aliasvars = NIL;
+	List	   *leftcols = NIL;
+	List	   *rightcols = NIL;
+	int			join_rti;
+	RangeTblEntry *base = rt_fetch(1, q->rtable);
+
+	cxt.nkeys = 0;
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
+		ArrayType  *arr = arrs[cxt.nkeys];
+		int			k = cxt.nkeys;
+
+		keylists[k] = DpPublicKeyConsts(arr, key);
+		ncombos *= Max(list_length(keylists[k]), 1);
+		cxt.atts[k] = key->varattno;
+		types[k] = key->vartype;
+		typmods[k] = key->vartypmod;
+		colls[k] = key->varcollid;
+		eqops[k] = sgc->eqop;
+		cxt.nkeys++;
+	}
+	if (ncombos > DP_MAX_PUBLIC_GROUPS)
+		DpGuardRefuse("too many combinations of public keys",
+					  psprintf("At most %d groups; this GROUP BY would have %.0f.", DP_MAX_PUBLIC_GROUPS, ncombos));
+
+	/* every combination of the key lists, in declaration order */
+	rows = list_make1(NIL);
+	for (int k = 0; k < cxt.nkeys; k++)
+	{
+		List	   *next = NIL;
+		ListCell   *r;
+
+		foreach(r, rows)
+		{
+			ListCell   *c;
+
+			foreach(c, keylists[k])
+				next = lappend(next, lappend(list_copy(lfirst(r)), copyObject(lfirst(c))));
+		}
+		rows = next;
+	}
+
+	vals = makeNode(RangeTblEntry);
+	vals->rtekind = RTE_VALUES;
+	vals->values_lists = rows;
+	for (int k = 0; k < cxt.nkeys; k++)
+	{
+		vals->coltypes = lappend_oid(vals->coltypes, types[k]);
+		vals->coltypmods = lappend_int(vals->coltypmods, typmods[k]);
+		vals->colcollations = lappend_oid(vals->colcollations, colls[k]);
+		colnames = lappend(colnames, makeString(psprintf("key%d", k + 1)));
+	}
+	vals->eref = makeAlias("dp_public_keys", colnames);
+	vals->inFromCl = true;
+	q->rtable = lappend(q->rtable, vals);
+	cxt.values_rti = list_length(q->rtable);
+
+	/* the join RTE: its columns are the keys, then the table's */
+	colnames = list_copy(colnames);
+	for (int k = 0; k < cxt.nkeys; k++)
+	{
+		aliasvars = lappend(aliasvars, makeVar(cxt.values_rti, k + 1, types[k], typmods[k], colls[k], 0));
+		leftcols = lappend_int(leftcols, k + 1);
+	}
+	DpRteColumns(base, 1, &colnames, &aliasvars, &rightcols);
+	join = makeNode(RangeTblEntry);
+	join->rtekind = RTE_JOIN;
+	join->jointype = JOIN_LEFT;
+	join->joinmergedcols = 0;
+	join->joinaliasvars = aliasvars;
+	join->joinleftcols = leftcols;
+	join->joinrightcols = rightcols;
+	join->eref = makeAlias("unnamed_join", colnames);
+	join->inFromCl = true;
+	q->rtable = lappend(q->rtable, join);
+	join_rti = list_length(q->rtable);
+
+	for (int k = 0; k < cxt.nkeys; k++)
+	{
+		OpExpr	   *eq = (OpExpr *) make_opclause(eqops[k], BOOLOID, false,
+												  (Expr *) makeVar(1, cxt.atts[k], types[k], typmods[k], colls[k], 0),
+												  (Expr *) makeVar(cxt.values_rti, k + 1, types[k], typmods[k], colls[k], 0),
+												  InvalidOid, colls[k]);
+
+		set_opfuncid(eq);
+		quals = lappend(quals, eq);
+	}
+	if (q->jointree->quals)
+		quals = lappend(quals, q->jointree->quals);
+	je = makeNode(JoinExpr);
+	je->jointype = JOIN_LEFT;
+	je->isNatural = false;
+	je->larg = (Node *) makeNode(RangeTblRef);
+	((RangeTblRef *) je->larg)->rtindex = cxt.values_rti;
+	je->rarg = (Node *) makeNode(RangeTblRef);
+	((RangeTblRef *) je->rarg)->rtindex = 1;
+	je->quals = list_length(quals) == 1 ? linitial(quals) : (Node *) makeBoolExpr(AND_EXPR, quals, -1);
+	je->rtindex = join_rti;
+	q->jointree = makeFromExpr(list_make1(je), NULL);
+
+	cxt.real_row = real_row;
+	q->targetList = (List *) DpGroupMutator((Node *) q->targetList, &cxt);
+	q->havingQual = DpGroupMutator(q->havingQual, &cxt);
+}
+
+/* "<expr> IS NOT NULL" */
+Node *
+DpIsNotNull(Expr *arg)
+{
+	NullTest   *nt = makeNode(NullTest);
+
+	nt->arg = arg;
+	nt->nulltesttype = IS_NOT_NULL;
+	nt->argisrow = false;
+	nt->location = -1;
+	return (Node *) nt;
+}
+
+/*
+ * The public key lists of the GROUP BY columns (columns of relid, the query's
+ * range-table entry 1... or keyrti), or false if some key has none.
+ */
+bool
+DpGroupPublicKeys(Query *q, Oid relid, int keyrti, ArrayType **arrs)
+{
+	int			k = 0;
+	ListCell   *lc;
+
+	if (list_length(q->groupClause) > INDEX_MAX_KEYS)
+		return false;
+	foreach(lc, q->groupClause)
+	{
+		Var		   *key = (Var *) get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), q->targetList);
+
+		if (!IsA(key, Var) || key->varno != keyrti)
+			return false;
+		arrs[k] = DpPublicKeys(relid, get_attname(relid, key->varattno, false));
+		if (arrs[k] == NULL)
+			return false;
+		k++;
+	}
+	return true;
+}
+
+/* GROUP BY of a DP level reading one protected table: every public key, or partition selection. */
+void
+DpGroupRelease(Query *d, Oid relid)
+{
+	ArrayType  *arrs[INDEX_MAX_KEYS];
+
+	if (d->groupClause == NIL)
+		return;
+	if (list_length(d->rtable) == 1 && DpGroupPublicKeys(d, relid, 1, arrs))
+		DpRewritePublicGroupsCore(d, arrs,
+								  DpIsNotNull((Expr *) makeVar(1, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0)));
+	else
+		DpAddPartitionKeep(d, 0);
+}
+
+
+/* An aggregate call fn(args) of result type rettype. */
+Aggref *
+DpMakeAggref(Oid fn, Oid rettype, List *args, Oid inputcollid, Expr *filter, bool star)
+{
+	Aggref	   *a = makeNode(Aggref);
+	ListCell   *lc;
+	int			i = 1;
+
+	a->aggfnoid = fn;
+	a->aggtype = rettype;
+	a->aggcollid = InvalidOid;
+	a->inputcollid = inputcollid;
+	a->aggtranstype = InvalidOid;
+	a->aggargtypes = NIL;
+	a->args = NIL;
+	foreach(lc, args)
+	{
+		a->aggargtypes = lappend_oid(a->aggargtypes, exprType(lfirst(lc)));
+		a->args = lappend(a->args, makeTargetEntry(lfirst(lc), i++, NULL, false));
+	}
+	a->aggdirectargs = NIL;
+	a->aggorder = NIL;
+	a->aggdistinct = NIL;
+	a->aggfilter = filter;
+	a->aggstar = star;
+	a->aggvariadic = false;
+	a->aggkind = AGGKIND_NORMAL;
+	a->agglevelsup = 0;
+	a->aggsplit = AGGSPLIT_SIMPLE;
+	a->aggno = -1;
+	a->aggtransno = -1;
+	a->location = -1;
+	return a;
+}
+
+/* LEAST / GREATEST of two expressions of type type. */
+
+Const *
+DpInt8Const(int64 v)
+{
+	return makeConst(INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(v), false, FLOAT8PASSBYVAL);
+}
+
+Const *
+DpInt4Const(int32 v)
+{
+	return makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(v), false, true);
+}
+
+/* The i-th (0-based) argument expression of an Aggref. */

@@ -1,0 +1,326 @@
+/*
+ * guard/guard.h — analysts learn about protected tables only what charged
+ * releases tell them.
+ *
+ * Threat model
+ * ------------
+ * An *analyst* is a role with a budget, or a member of one (ledger.c).  It
+ * may hold TEMP, own a schema, have created objects before it got its budget,
+ * be granted objects of other roles, and send any SQL over any client.
+ * Trusted: superusers and what they own (PostgreSQL's built-in objects,
+ * dp_pg's, those of extensions), and what the DBA declares: protected tables,
+ * public keys, public tables that no analyst can shape.  Leaks by design:
+ * that a query ran, its timing and the resources it used (so also the size of
+ * a protected table in pages, and resource-limit errors such as
+ * temp_file_limit or out of memory), the volume of writes in the cluster (WAL
+ * position, transaction ids).
+ *
+ * Invariants, each enforced at one chokepoint of PostgreSQL (file in brackets):
+ *  1. Analysts run only trusted code: in an analyst's session nothing owned by
+ *     a non-superuser is executed — functions, procedures, aggregates,
+ *     operators' and casts' functions, type I/O, triggers — wherever it
+ *     appears; checked where PostgreSQL initialises or calls a function (the
+ *     object-access hook's function-execute event, the fmgr hook), not in a
+ *     query tree.  Analysts create no objects that hold code or expressions
+ *     that run outside a query plan.  [trust.c]
+ *  2. Statistics and sizes are closed at the source: the planner sees no
+ *     statistics of a protected table the user may not read (so estimates,
+ *     plan choice and selectivity code evaluate nothing against its values);
+ *     functions that reveal sizes and counters of protected tables run only
+ *     through dp_pg.masked_call, which returns NULL for them, and are refused
+ *     anywhere else; messages below NOTICE never reach an analyst.  [stats.c]
+ *  3. Every read of a protected table in an analyst's session is the DP level
+ *     of a validated query, read with the owner's rights for that plan only:
+ *     reads that appear after the guard looked (inlined SQL functions,
+ *     inheritance) are refused where the plan is final, and a plan runs only
+ *     in the session state it was planned for.  [reads.c]
+ *  4. Bounds, bins and mechanisms are evaluated once, before the charge, and
+ *     the plan carries the values (callsite.c).  Every expression evaluated on
+ *     protected rows is total: no data-dependent error, notice or side effect;
+ *     its constants are computed while planning.  [shape.c]
+ *  5. Only released values leave the DP level: the DP level is a
+ *     MATERIALIZED common table expression whose rows (GROUP BY keys, noisy
+ *     aggregates) are sorted by key; HAVING, ORDER BY, LIMIT, DISTINCT, window
+ *     functions and the select list are post-processing above it.  [release.c]
+ *  6. A public table joins a protected one only when no analyst can shape it
+ *     and each protected row provably meets at most one of its rows.  [shape.c]
+ *  7. No request can make another's charge fail (ledger.c).
+ */
+#ifndef DP_GUARD_H
+#define DP_GUARD_H
+
+#include "postgres.h"
+
+#include "executor/execdesc.h"
+#include "nodes/parsenodes.h"
+#include "nodes/pathnodes.h"
+#include "nodes/plannodes.h"
+#include "utils/array.h"
+#include "utils/selfuncs.h"
+
+#include "mechanism.h"
+
+/* ------------------------------------------------------------------------
+ * protected.c — the protected tables of this database and their public keys
+ * ------------------------------------------------------------------------
+ */
+
+/* A protected table as dp_pg.protected_tables lists it. */
+typedef struct DpProtected
+{
+	Oid			relid;
+	bool		has_unit;		/* a privacy unit is declared */
+	NameData	unit;			/* its column */
+	int32		max_groups;		/* max_groups_contributed */
+	int32		max_rows;		/* max_rows_per_unit */
+} DpProtected;
+
+/* The protected tables of the current database (cached; empty without dp_pg). */
+extern List *DpProtectedTables(void);
+
+/* The entry of relid among the protected tables, or NULL. */
+extern DpProtected *DpFindProtected(List *prot, Oid relid);
+
+/* True if relid is a protected table. */
+extern bool DpIsProtected(Oid relid);
+
+/* The declared public keys (text[]) of column attname of relid, or NULL. */
+extern ArrayType *DpPublicKeys(Oid relid, const char *attname);
+
+/* Changes whenever the protected set or a protected table's relcache entry is invalidated. */
+extern uint64 DpProtectedGeneration(void);
+
+/* Register the cache invalidation callbacks. */
+extern void DpProtectedInit(void);
+
+/* ------------------------------------------------------------------------
+ * session.c — who the session is
+ * ------------------------------------------------------------------------
+ */
+
+/* True in a session whose session user is a superuser running as a superuser. */
+extern bool DpSessionIsSuperuser(void);
+
+/*
+ * True if queries run now are charged to a budget (an analyst), or if the
+ * ledger cannot tell yet (fail closed).  Never waits; cached.
+ */
+extern bool DpSessionIsAnalyst(void);
+
+/* A number that changes whenever DpSessionIsAnalyst() changes its answer. */
+extern uint32 DpSessionEpoch(void);
+
+/* Keep messages below NOTICE away from an analyst's client. */
+extern void DpSessionMessageFloor(void);
+
+/* Register the cache invalidation callbacks. */
+extern void DpSessionInit(void);
+
+/* ------------------------------------------------------------------------
+ * trust.c — code trust
+ * ------------------------------------------------------------------------
+ */
+
+/* True if function fn is trusted: owned by a superuser. */
+extern bool DpTrustedFunction(Oid fn);
+
+/* True if collation coll may be used on protected rows: owned by a superuser. */
+extern bool DpTrustedCollation(Oid coll);
+
+/* Object-access hook, function-execute event: ERROR for untrusted code in an analyst's session. */
+extern void DpTrustCheckExecute(Oid fn);
+
+/* needs_fmgr_hook: route calls of untrusted functions through DpTrustCheckCall in analysts' sessions. */
+extern bool DpTrustNeedsFmgrHook(Oid fn);
+
+/* fmgr_hook, function entry: ERROR for untrusted code in an analyst's session. */
+extern void DpTrustCheckCall(Oid fn);
+
+/* ProcessUtility: ERROR if an analyst creates code or expressions evaluated outside a plan. */
+extern void DpTrustCheckUtility(Node *stmt);
+
+/* Register the cache invalidation callbacks. */
+extern void DpTrustInit(void);
+
+/* ------------------------------------------------------------------------
+ * stats.c — statistics and side channels
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * True if the size and statistics of relation relid (a protected table, one
+ * of its indexes, its TOAST table or owned sequences) are hidden from the
+ * current user: every protected relation for an analyst, the ones it may not
+ * read for anyone else but a superuser.
+ */
+extern bool DpStatsHidden(Oid relid);
+
+/* True if anything is hidden from the current user. */
+extern bool DpStatsAnyHidden(void);
+
+/* Mask sizes and counters in a query about to be planned (see stats.c). */
+extern void DpStatsMaskQuery(Query *parse);
+
+/* Object-access hook: ERROR if a size or counter function is initialised unmasked. */
+extern void DpStatsCheckExecute(Oid fn);
+
+/* The planner hooks of stats.c. */
+extern void DpStatsRelationInfo(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *rel);
+extern bool DpStatsRelationStats(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum,
+								 VariableStatData *vardata);
+extern bool DpStatsIndexStats(PlannerInfo *root, Oid indexOid, AttrNumber indexattnum,
+							  VariableStatData *vardata);
+extern int32 DpStatsAttWidth(Oid relid, AttrNumber attnum);
+
+/* ProcessUtility: ERROR for COPY of a catalog that would show hidden sizes. */
+extern void DpStatsCheckUtility(Node *stmt);
+
+/* True if relid is one of the catalogs whose rows or columns the masking rewrites. */
+extern bool DpStatsMaskedCatalog(Oid relid);
+
+/* Register the cache invalidation callbacks. */
+extern void DpStatsInit(void);
+
+/* ------------------------------------------------------------------------
+ * shape.c — the accepted shape of an analyst's query on a protected table
+ * ------------------------------------------------------------------------
+ */
+
+/* ERROR 42501 naming the rule a query broke. */
+extern void DpGuardRefuse(const char *rule, const char *detail) pg_attribute_noreturn();
+
+/* What validation found. */
+typedef struct DpShape
+{
+	int			prot_rti;		/* range-table index of the protected table */
+	DpProtected *prot;			/* its declaration (or a trusted role's request) */
+	int			ndp;			/* dp aggregate calls */
+} DpShape;
+
+/*
+ * Validate q, a query whose top level reads protected table (or unit table)
+ * target: the DP level must have the accepted shape, and everything else
+ * must act on released values only.  Row expressions are rewritten in place
+ * (their constants folded).  ERROR 42501 otherwise.
+ */
+extern void DpShapeValidate(Query *q, DpProtected *target, DpShape *shape);
+
+/* ------------------------------------------------------------------------
+ * release.c — the release level
+ * ------------------------------------------------------------------------
+ */
+
+/* Split a validated query into the DP level (returned) and post-processing over it (q). */
+extern Query *DpReleaseSplit(Query *q, DpShape *shape);
+
+/* ------------------------------------------------------------------------
+ * groups.c — GROUP BY: public keys or partition selection
+ * ------------------------------------------------------------------------
+ */
+
+/* The dp_mechanism type (no search_path lookup). */
+extern Oid	DpMechanismType(void);
+
+/* A dp_mechanism constant. */
+extern Const *DpMechanismConst(const DpMechanism *mech);
+
+/* Add private partition selection to a DP level's HAVING (groups > 0: over units). */
+extern void DpAddPartitionKeep(Query *q, int32 groups);
+
+/* The public key lists of the GROUP BY columns (columns of relid at range-table index keyrti), or false. */
+extern bool DpGroupPublicKeys(Query *q, Oid relid, int keyrti, ArrayType **arrs);
+
+/* The public key consts of arr (text[]) in key's type. */
+extern List *DpPublicKeyConsts(ArrayType *arr, Var *key);
+
+/* Rewrite a DP level grouped on public keys so that every key appears (see groups.c). */
+extern void DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row);
+
+/* GROUP BY of a DP level reading one protected table: public keys, or partition selection. */
+extern void DpGroupRelease(Query *d, Oid relid);
+
+/* "<expr> IS NOT NULL" */
+extern Node *DpIsNotNull(Expr *arg);
+
+/* Small node builders shared by the rewrites. */
+extern Aggref *DpMakeAggref(Oid fn, Oid rettype, List *args, Oid inputcollid, Expr *filter, bool star);
+extern Const *DpInt4Const(int32 v);
+extern Const *DpInt8Const(int64 v);
+
+/* ------------------------------------------------------------------------
+ * units.c — per-unit contribution bounding
+ * ------------------------------------------------------------------------
+ */
+
+/* How one table's units are bounded in this query. */
+typedef struct DpUnitBound
+{
+	AttrNumber	attno;			/* unit column */
+	int32		groups;			/* g: cells per unit */
+	int32		rows;			/* r: rows (or row-equivalents) per cell */
+} DpUnitBound;
+
+/* The unit bound of a protected table's declaration, or false if it has none. */
+extern bool DpUnitBoundOf(DpProtected *p, DpUnitBound *ub);
+
+/* Bound a DP level's units before noise (see units.c). */
+extern void DpBoundUnits(Query *d, int prot_rti, Oid relid, bool is_protected, const DpUnitBound *ub);
+
+/* The table a trusted role's dp query must bound per unit, or NULL (see units.c). */
+extern DpProtected *DpTrustedUnitTarget(Query *q, List *prot);
+
+/* True if relid has a privacy unit, declared or requested by dp_pg.privacy_unit. */
+extern bool DpIsUnitTable(List *prot, Oid relid);
+
+/* ------------------------------------------------------------------------
+ * reads.c — every read is a released read
+ * ------------------------------------------------------------------------
+ */
+
+/* What the planner hook knew before planning, checked against the final plan. */
+typedef struct DpPlanCheck
+{
+	bool		active;			/* checks apply */
+	bool		analyst;		/* planned in an analyst's session */
+	bool		masked;			/* sizes and counters were masked */
+	int			protected_reads;	/* protected relations in the query */
+	int			catalog_reads;	/* masked catalogs in the query */
+	int			unit_reads;		/* tables with a privacy unit in the query */
+	bool		bounded;		/* its unit tables are bounded (or it has no dp aggregate) */
+	bool		dp_aggregates;	/* a dp aggregate anywhere */
+} DpPlanCheck;
+
+/* Count what the query reads (before planning). */
+extern void DpReadsBeforePlanning(Query *parse, DpPlanCheck *check);
+
+/* Check and stamp the final plan. */
+extern void DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check);
+
+/* ExecutorStart: a plan reading protected tables runs only as it was approved. */
+extern void DpReadsExecutorStart(QueryDesc *queryDesc, int eflags);
+
+/* ExecutorRun: track the dp queries being executed (for nested reads). */
+extern bool DpReadsRunPush(QueryDesc *queryDesc);
+extern void DpReadsRunPop(bool pushed);
+
+/* The EXPLAIN-only start of dp_pg.estimate_cost's own plan is not an analyst's EXPLAIN. */
+extern void DpReadsAllowEstimate(QueryDesc *queryDesc);
+
+/* ------------------------------------------------------------------------
+ * guard.c — the planner hook's two halves
+ * ------------------------------------------------------------------------
+ */
+
+/* Before planning: masking, validation, the release level and its rewrites. */
+extern void DpGuardBeforePlanning(Query *parse, DpPlanCheck *check);
+
+/* After planning: the final plan's checks and stamp. */
+extern void DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check);
+
+/* ProcessUtility: the guard's checks of utility statements. */
+extern void DpGuardUtility(PlannedStmt *pstmt);
+
+/* Set up the guard's caches (from _PG_init, preloaded only). */
+extern void DpGuardInit(void);
+
+#endif							/* DP_GUARD_H */

@@ -1,0 +1,369 @@
+/*
+ * guard/reads.c — every read of a protected table is a released read
+ * (invariant 3).
+ *
+ * The guard validates and rewrites the query the planner receives
+ * (guard.c), but the planner still adds relations of its own: it inlines SQL
+ * functions (their bodies may read any table, even pg_class) and expands
+ * inheritance.  So the final plan is checked against what the guard saw:
+ *   - before planning, the relations of the whole query tree are counted —
+ *     protected tables, the catalogs whose sizes are masked (stats.c), tables
+ *     with a privacy unit — and whether it has dp aggregates;
+ *   - after planning, the flattened range table of the plan (every relation
+ *     the plan reads, also those of subplans and of pruned or inlined parts)
+ *     may hold no more of each: a read the guard did not see is refused
+ *     (42501; 0A000 for an unbounded read of a unit table under a dp
+ *     aggregate).
+ * An analyst's approved plan is stamped with the session's analyst epoch
+ * (session.c): a PlanInvalItem of a cache id no catalog cache has, which
+ * PostgreSQL keeps with the plan and copies with it, and which no query can
+ * produce.  At ExecutorStart (every plan execution: portals, SPI, SQL
+ * functions, cursors, EXPLAIN), an analyst's plan that reads a protected
+ * table must carry the stamp of the current epoch, and a stamped plan runs in
+ * no other epoch — so a plan made before a role got its budget (which may
+ * read a table through a privilege, a view or a SECURITY DEFINER function)
+ * never runs once it has one, and the owner's rights the guard gave a plan
+ * never outlive the analyst's epoch.  EXPLAIN of such a plan is refused for
+ * analysts (estimates would reveal the table's size), except the EXPLAIN-only
+ * start of dp_pg.estimate_cost's own plan, which runs nothing.
+ *
+ * Nested reads: while a dp query runs (ExecutorRun), a plan started inside it
+ * (a PL/pgSQL or SQL function that was not inlined) that reads a table with a
+ * privacy unit must itself be a bounded dp query, otherwise its rows would
+ * feed the outer dp aggregate unbounded (0A000).  This applies to every role.
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/transam.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+
+#include "callsite.h"
+#include "guard/guard.h"
+
+/* Stamps in PlannedStmt->invalItems (cache ids no catalog cache has). */
+#define DP_STAMP_ANALYST (-4201)	/* hashValue: the analyst epoch of the approval */
+#define DP_STAMP_BOUNDED (-4202)	/* its unit tables are bounded dp reads */
+
+static QueryDesc *estimate_query = NULL;
+static int	running_dp_queries = 0;
+
+/* Context of the counting walk. */
+typedef struct DpReadCount
+{
+	List	   *prot;
+	int			protected_reads;
+	int			catalog_reads;
+	int			unit_reads;
+	bool		dp_aggregates;
+} DpReadCount;
+
+/* Count one relation read. */
+static void
+DpCountRelation(Oid relid, DpReadCount *c)
+{
+	if (DpFindProtected(c->prot, relid) != NULL)
+		c->protected_reads++;
+	if (DpStatsMaskedCatalog(relid))
+		c->catalog_reads++;
+	if (DpIsUnitTable(c->prot, relid))
+		c->unit_reads++;
+}
+
+/* Walker over a whole query tree: relations read and dp aggregates. */
+static bool
+DpCountWalker(Node *node, DpReadCount *c)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *r = (RangeTblEntry *) node;
+
+		if (r->rtekind == RTE_RELATION)
+			DpCountRelation(r->relid, c);
+		return false;
+	}
+	if (IsA(node, Aggref) && DpKindOfAggregate(((Aggref *) node)->aggfnoid) != NULL)
+		c->dp_aggregates = true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, DpCountWalker, c, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, DpCountWalker, c);
+}
+
+/* Count what the query reads (before planning). */
+void
+DpReadsBeforePlanning(Query *parse, DpPlanCheck *check)
+{
+	DpReadCount c;
+
+	memset(&c, 0, sizeof(c));
+	c.prot = DpProtectedTables();
+	(void) DpCountWalker((Node *) parse, &c);
+	check->protected_reads = c.protected_reads;
+	check->catalog_reads = c.catalog_reads;
+	check->unit_reads = c.unit_reads;
+	check->dp_aggregates = c.dp_aggregates;
+	if (c.dp_aggregates && c.unit_reads > 0 && !check->bounded)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("dp aggregates over a table with a privacy unit must read it directly in the outermost query"),
+				 errdetail("Only that shape bounds each person's contribution; in a subquery, CTE or view the answer would protect rows, not persons."),
+				 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
+}
+
+/* Expression walker: true if it has a dp aggregate. */
+static bool
+DpHasDpAggrefWalker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref) && DpKindOfAggregate(((Aggref *) node)->aggfnoid) != NULL)
+		return true;
+	return expression_tree_walker(node, DpHasDpAggrefWalker, context);
+}
+
+/* Walker over a plan tree: true if an Agg node computes a dp aggregate. */
+static bool
+DpPlanHasDpAggregate(Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	if (IsA(plan, Agg) &&
+		(DpHasDpAggrefWalker((Node *) plan->targetlist, NULL) || DpHasDpAggrefWalker((Node *) plan->qual, NULL)))
+		return true;
+	if (DpPlanHasDpAggregate(plan->lefttree) || DpPlanHasDpAggregate(plan->righttree))
+		return true;
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				if (DpPlanHasDpAggregate(lfirst(lc)))
+					return true;
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				if (DpPlanHasDpAggregate(lfirst(lc)))
+					return true;
+			break;
+		case T_SubqueryScan:
+			return DpPlanHasDpAggregate(((SubqueryScan *) plan)->subplan);
+		default:
+			break;
+	}
+	return false;
+}
+
+/* True if a plan tree scans the rows of a function that is not built into PostgreSQL. */
+static bool
+DpPlanScansFunction(Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	if (IsA(plan, FunctionScan))
+	{
+		foreach(lc, ((FunctionScan *) plan)->functions)
+		{
+			Node	   *e = lfirst_node(RangeTblFunction, lc)->funcexpr;
+
+			if (!IsA(e, FuncExpr) || ((FuncExpr *) e)->funcid >= FirstNormalObjectId)
+				return true;
+		}
+	}
+	if (DpPlanScansFunction(plan->lefttree) || DpPlanScansFunction(plan->righttree))
+		return true;
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				if (DpPlanScansFunction(lfirst(lc)))
+					return true;
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				if (DpPlanScansFunction(lfirst(lc)))
+					return true;
+			break;
+		case T_SubqueryScan:
+			return DpPlanScansFunction(((SubqueryScan *) plan)->subplan);
+		default:
+			break;
+	}
+	return false;
+}
+
+/* True if a statement (any of its plans) computes a dp aggregate. */
+static bool
+DpStmtHasDpAggregate(PlannedStmt *stmt)
+{
+	ListCell   *lc;
+
+	if (DpPlanHasDpAggregate(stmt->planTree))
+		return true;
+	foreach(lc, stmt->subplans)
+		if (DpPlanHasDpAggregate(lfirst(lc)))
+			return true;
+	return false;
+}
+
+/* Count the relations of a plan's flattened range table. */
+static void
+DpCountPlan(PlannedStmt *stmt, DpReadCount *c)
+{
+	ListCell   *lc;
+
+	memset(c, 0, sizeof(*c));
+	c->prot = DpProtectedTables();
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+		if (r->rtekind == RTE_RELATION)
+			DpCountRelation(r->relid, c);
+	}
+}
+
+/* The stamp of kind cacheid on a plan, or NULL. */
+static PlanInvalItem *
+DpFindStamp(PlannedStmt *stmt, int cacheid)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->invalItems)
+	{
+		PlanInvalItem *item = lfirst(lc);
+
+		if (IsA(item, PlanInvalItem) && item->cacheId == cacheid)
+			return item;
+	}
+	return NULL;
+}
+
+/* Stamp a plan. */
+static void
+DpStamp(PlannedStmt *stmt, int cacheid, uint32 value)
+{
+	PlanInvalItem *item = makeNode(PlanInvalItem);
+
+	item->cacheId = cacheid;
+	item->hashValue = value;
+	stmt->invalItems = lappend(stmt->invalItems, item);
+}
+
+/* Check and stamp the final plan. */
+void
+DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
+{
+	DpReadCount c;
+
+	if (!check->active || stmt->commandType == CMD_UTILITY)
+		return;
+	DpCountPlan(stmt, &c);
+	if ((c.protected_reads > check->protected_reads && check->analyst) ||
+		(c.catalog_reads > check->catalog_reads && check->masked))
+		DpGuardRefuse("this query reads a protected table or a masked catalog through a function",
+					  "Functions that the planner inlines are not guarded; read the table directly in a dp query.");
+	if (c.unit_reads > 0 && DpStmtHasDpAggregate(stmt))
+	{
+		if (c.unit_reads > check->unit_reads || !check->bounded)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("dp aggregates over a table with a privacy unit must read it directly in the outermost query"),
+					 errdetail("This query reads it through a function, where no person's contribution is bounded."),
+					 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
+		DpStamp(stmt, DP_STAMP_BOUNDED, 0);
+	}
+	/*
+	 * The rows of a function that is not built in could come from a protected
+	 * table read inside it, which its own query would have refused only after
+	 * this one is charged: refuse it here, before the charge.
+	 */
+	if (check->analyst && DpStmtHasDpAggregate(stmt))
+	{
+		ListCell   *lc;
+		bool		scans = DpPlanScansFunction(stmt->planTree);
+
+		foreach(lc, stmt->subplans)
+			scans = scans || DpPlanScansFunction(lfirst(lc));
+		if (scans)
+			DpGuardRefuse("dp aggregates over the rows of a function are not allowed for analysts",
+						  "The function could read a protected table where no dp query bounds it.");
+	}
+	if (check->analyst && c.protected_reads > 0)
+	{
+		DpStamp(stmt, DP_STAMP_ANALYST, DpSessionEpoch());
+		stmt->dependsOnRole = true;
+	}
+}
+
+/* ExecutorStart: a plan reading protected tables runs only as it was approved (see the file comment). */
+void
+DpReadsExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	PlannedStmt *stmt = queryDesc->plannedstmt;
+	PlanInvalItem *stamp;
+	DpReadCount c;
+
+	if (IsParallelWorker() || stmt->commandType == CMD_UTILITY)
+		return;
+	DpCountPlan(stmt, &c);
+
+	if (!DpSessionIsSuperuser())
+	{
+		bool		analyst = DpSessionIsAnalyst();
+
+		if (analyst)
+			DpSessionMessageFloor();
+		stamp = DpFindStamp(stmt, DP_STAMP_ANALYST);
+		if (c.protected_reads > 0)
+		{
+			if (analyst && (stamp == NULL || stamp->hashValue != DpSessionEpoch()))
+				DpGuardRefuse("this plan was not made by dp_pg's guard for this session",
+							  "It was planned before the role's budget changed, or outside the guard; run the statement again.");
+			if (!analyst && stamp != NULL)
+				DpGuardRefuse("this plan was made for an analyst's session",
+							  "The role's budget changed since it was planned; run the statement again.");
+			if (analyst && queryDesc != estimate_query &&
+				((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || queryDesc->instrument_options != 0))
+				DpGuardRefuse("EXPLAIN is not allowed on a protected table",
+							  "Plan estimates and run-time statistics reveal row counts.");
+		}
+	}
+	if (running_dp_queries > 0 && c.unit_reads > 0 && DpFindStamp(stmt, DP_STAMP_BOUNDED) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a table with a privacy unit cannot be read inside a running dp query"),
+				 errdetail("Its rows would reach the dp aggregate without bounding each person's contribution."),
+				 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
+}
+
+/* ExecutorRun: a query starts running; true if it is a dp query (pass it to DpReadsRunPop). */
+bool
+DpReadsRunPush(QueryDesc *queryDesc)
+{
+	if (!DpCallSitesActive(queryDesc))
+		return false;
+	running_dp_queries++;
+	return true;
+}
+
+/* ExecutorRun: the query stops running (also on error). */
+void
+DpReadsRunPop(bool pushed)
+{
+	if (pushed && running_dp_queries > 0)
+		running_dp_queries--;
+}
+
+/* The EXPLAIN-only start of dp_pg.estimate_cost's own plan (NULL: none). */
+void
+DpReadsAllowEstimate(QueryDesc *queryDesc)
+{
+	estimate_query = queryDesc;
+}

@@ -1,0 +1,842 @@
+/*
+ * guard/shape.c — the accepted shape of an analyst's query on a protected
+ * table (invariants 4 and 6).
+ *
+ * The query's top level is the DP level and what sits on it:
+ *
+ *   SELECT <expressions over GROUP BY keys, dp aggregates, constants>
+ *   FROM <the protected table>
+ *        [JOIN <public table> ON <its unique key> = <protected column> ...]
+ *   [WHERE <row predicate>] [GROUP BY <columns>]
+ *   [HAVING ...] [WINDOW ...] [ORDER BY ...] [DISTINCT ...] [LIMIT / OFFSET]
+ *
+ * The DP level is FROM, WHERE, GROUP BY and the dp aggregates (their value
+ * arguments, FILTER clauses, bounds, bins and mechanisms); release.c makes it
+ * a level of its own.  Everything else is post-processing of released values
+ * and may use any trusted SQL (window functions, DISTINCT, subqueries,
+ * volatile functions), as long as it names no column of the tables except a
+ * GROUP BY key and calls no aggregate but dp aggregates.
+ *
+ * Rows are evaluated only by *total* expressions — nothing that can raise an
+ * error, a notice or a side effect depending on a private value, or on
+ * whether a private row reaches it: table columns, bound parameters,
+ * constants, AND / OR / NOT, IS [NOT] NULL, IS [NOT] TRUE / FALSE / UNKNOWN,
+ * CASE WHEN, COALESCE, binary-compatible relabelling, widening numeric casts,
+ * built-in comparisons of basic types, IN / = ANY over constants, and LIKE /
+ * ILIKE with a constant pattern that is valid as a whole (no trailing
+ * escape) under a deterministic collation.  Every subexpression without a
+ * column or parameter is computed now, while planning (so it fails, if it
+ * fails, for every row alike), every collation is a superuser's and its
+ * locale is opened now, not on the first row that reaches it.  Bounds, bins
+ * and mechanisms may be constants, bound parameters and stable functions of
+ * those; callsite.c evaluates them once and the plan carries the values.
+ *
+ * Public tables (invariant 6): a plain table without inheritance children or
+ * row-level security, that no analyst owns or can write (INSERT, UPDATE,
+ * DELETE, TRUNCATE, TRIGGER, column-level INSERT / UPDATE, or the owner's
+ * privileges), joined through equalities that cover every column of one of
+ * its unique, non-deferrable, valid indexes without expressions or
+ * predicate, each equality an equality of the index's operator family under
+ * the index's collation or a deterministic one: each protected row meets at
+ * most one of its rows, so no sensitivity changes.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/index.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "agg_common.h"
+#include "callsite.h"
+#include "guard/guard.h"
+#include "ledger.h"
+
+/* ERROR 42501 naming the rule a query broke. */
+void
+DpGuardRefuse(const char *rule, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("dp_pg: %s", rule),
+			 errdetail("%s", detail),
+			 errhint("On a protected table an analyst may only run SELECT <dp aggregates> FROM <table> [JOIN <public table> ON <unique key> = <column>] [WHERE <simple comparisons>] [GROUP BY <columns>], with anything over the released values around it.")));
+}
+
+/* ------------------------------------------------------------------------
+ * Row expressions
+ * ------------------------------------------------------------------------
+ */
+
+/* Context of DpRowExprMutator. */
+typedef struct DpRowContext
+{
+	const char *where;			/* for messages */
+	Bitmapset  *rtis;			/* range-table entries whose columns may be read */
+} DpRowContext;
+
+/* Type whose built-in comparison operators cannot fail. */
+static bool
+DpSafeComparisonType(Oid type)
+{
+	switch (type)
+	{
+		case BOOLOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case NUMERICOID:
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+		case NAMEOID:
+		case CHAROID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case INTERVALOID:
+		case OIDOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Is opno a built-in comparison (or LIKE) operator on safe types?  Sets *is_like. */
+static bool
+DpSafeOperator(Oid opno, bool *is_like)
+{
+	HeapTuple	tup;
+	Form_pg_operator op;
+	const char *name;
+	bool		ok;
+
+	*is_like = false;
+	if (opno >= FirstNormalObjectId)
+		return false;
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opno));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	op = (Form_pg_operator) GETSTRUCT(tup);
+	name = NameStr(op->oprname);
+	ok = op->oprresult == BOOLOID && op->oprkind == 'b' &&
+		DpSafeComparisonType(op->oprleft) && DpSafeComparisonType(op->oprright);
+	if (ok)
+	{
+		if (strcmp(name, "~~") == 0 || strcmp(name, "~~*") == 0 ||
+			strcmp(name, "!~~") == 0 || strcmp(name, "!~~*") == 0)
+			*is_like = true;
+		else if (!(strcmp(name, "=") == 0 || strcmp(name, "<>") == 0 ||
+				   strcmp(name, "<") == 0 || strcmp(name, "<=") == 0 ||
+				   strcmp(name, ">") == 0 || strcmp(name, ">=") == 0))
+			ok = false;
+	}
+	ReleaseSysCache(tup);
+	return ok;
+}
+
+/* Walker: true if the expression contains a Param. */
+static bool
+DpContainsParamWalker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, DpContainsParamWalker, context);
+}
+
+/* True if node needs no row and no parameter: the planner can compute it now. */
+static bool
+DpIsConstantExpr(Node *node)
+{
+	return !contain_var_clause(node) && !contain_mutable_functions(node) &&
+		!contain_agg_clause(node) && !contain_subplans(node) &&
+		!expression_returns_set(node) && !DpContainsParamWalker(node, NULL);
+}
+
+/* A constant, a bound parameter, or an array of those: values that are only compared. */
+static bool
+DpIsBoundValue(Node *node)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RelabelType))
+		return DpIsBoundValue((Node *) ((RelabelType *) node)->arg);
+	if (IsA(node, Param))
+		return ((Param *) node)->paramkind == PARAM_EXTERN;
+	if (IsA(node, ArrayExpr))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((ArrayExpr *) node)->elements)
+			if (!DpIsBoundValue(lfirst(lc)))
+				return false;
+		return true;
+	}
+	return IsA(node, Const);
+}
+
+/*
+ * A collation used on protected rows: a superuser's, and its locale opened
+ * now (a locale that cannot be opened fails here, not on the first row that
+ * reaches the comparison).  Collatable inputs need one.
+ */
+static void
+DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *where)
+{
+	if (!OidIsValid(coll))
+	{
+		if (type_is_collatable(argtype))
+			DpGuardRefuse("a comparison of text needs a collation",
+						  psprintf("The collations in %s conflict; add a COLLATE clause.", where));
+		return;
+	}
+	if (!DpTrustedCollation(coll))
+		DpGuardRefuse("only collations owned by a superuser may be used on a protected table",
+					  psprintf("Found another one in %s.", where));
+	if (need_deterministic && !get_collation_isdeterministic(coll))
+		DpGuardRefuse("LIKE under a nondeterministic collation is not allowed on a protected table",
+					  psprintf("It fails only on the rows that reach it (%s).", where));
+	if (!lc_collate_is_c(coll))
+		(void) pg_newlocale_from_collation(coll);
+}
+
+/*
+ * A LIKE / ILIKE pattern is matched lazily, so a trailing escape character
+ * fails only when a row's value reaches the end of the pattern: refuse such
+ * a pattern now.
+ */
+static void
+DpCheckLikePattern(Const *pattern, const char *where)
+{
+	char	   *p;
+	int			len;
+
+	if (pattern->constisnull)
+		return;
+	p = TextDatumGetCString(pattern->constvalue);
+	len = strlen(p);
+	for (int i = 0; i < len;)
+	{
+		if (p[i] == '\\')
+		{
+			if (i + 1 >= len)
+				DpGuardRefuse("this LIKE pattern ends with its escape character",
+							  psprintf("It would fail only on the rows that reach its end (%s).", where));
+			i++;
+		}
+		i += pg_mblen(p + i);
+	}
+}
+
+static Node *DpRowExprMutator(Node *node, DpRowContext *cxt);
+
+/*
+ * A row expression (WHERE, JOIN, FILTER, dp aggregate value): only what
+ * cannot fail on a private value; constants are computed now.  Returns the
+ * expression with its constants folded.
+ */
+static Node *
+DpRowExpr(Node *node, DpRowContext *cxt)
+{
+	return DpRowExprMutator(node, cxt);
+}
+
+static Node *
+DpRowExprMutator(Node *node, DpRowContext *cxt)
+{
+	const char *where = cxt->where;
+
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, List) || IsA(node, CaseWhen))
+		return expression_tree_mutator(node, DpRowExprMutator, cxt);
+	if (DpIsConstantExpr(node) && !IsA(node, Const))
+	{
+		/* computed while planning: an error cannot depend on rows */
+		Node	   *folded = eval_const_expressions(NULL, copyObject(node));
+
+		if (!IsA(folded, Const))
+			DpGuardRefuse("a constant on a protected table must be computable while planning",
+						  psprintf("The planner could not compute a constant expression in %s.", where));
+		return folded;
+	}
+	switch (nodeTag(node))
+	{
+		case T_Const:
+			return node;
+		case T_Param:
+			if (((Param *) node)->paramkind != PARAM_EXTERN)
+				DpGuardRefuse("only bound parameters may appear on a protected table",
+							  psprintf("Found another parameter in %s.", where));
+			return node;		/* a bound value, compared as it is: cannot fail */
+		case T_Var:
+			{
+				Var		   *v = (Var *) node;
+
+				if (v->varlevelsup != 0 || v->varattno <= 0 || !bms_is_member(v->varno, cxt->rtis))
+					DpGuardRefuse("system columns and whole-row references are not allowed",
+								  psprintf("Found one in %s.", where));
+				return node;
+			}
+		case T_BoolExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_RelabelType:
+		case T_CoalesceExpr:
+			return expression_tree_mutator(node, DpRowExprMutator, cxt);
+		case T_FuncExpr:
+			{
+				/* widening numeric casts cannot fail; nothing else is allowed */
+				FuncExpr   *f = (FuncExpr *) node;
+
+				switch (f->funcid)
+				{
+					case F_INT4_INT2:
+					case F_INT8_INT2:
+					case F_INT8_INT4:
+					case F_NUMERIC_INT2:
+					case F_NUMERIC_INT4:
+					case F_NUMERIC_INT8:
+					case F_FLOAT8_INT2:
+					case F_FLOAT8_INT4:
+					case F_FLOAT8_INT8:
+					case F_FLOAT8_FLOAT4:
+						if (f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST)
+							return expression_tree_mutator(node, DpRowExprMutator, cxt);
+						break;
+					default:
+						break;
+				}
+				DpGuardRefuse("this function is not allowed on a protected table",
+							  psprintf("Function %s in %s could raise errors that reveal private values; "
+									   "only widening numeric casts are allowed on columns.",
+									   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", where));
+				return NULL;
+			}
+		case T_CaseExpr:
+			if (((CaseExpr *) node)->arg != NULL)
+				DpGuardRefuse("CASE with a test expression is not allowed on a protected table",
+							  psprintf("Use CASE WHEN <comparison> THEN ... in %s.", where));
+			return expression_tree_mutator(node, DpRowExprMutator, cxt);
+		case T_OpExpr:
+		case T_DistinctExpr:
+			{
+				OpExpr	   *op = (OpExpr *) expression_tree_mutator(node, DpRowExprMutator, cxt);
+				bool		is_like;
+
+				if (!DpSafeOperator(op->opno, &is_like))
+					DpGuardRefuse("this operator is not allowed on a protected table",
+								  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
+										   get_opname(op->opno) ? get_opname(op->opno) : "?", where));
+				if (is_like)
+				{
+					if (!IsA(lsecond(op->args), Const))
+						DpGuardRefuse("a LIKE pattern must be a constant",
+									  psprintf("Found a pattern built from table columns or parameters in %s.", where));
+					DpCheckLikePattern(lsecond_node(Const, op->args), where);
+				}
+				DpCheckCollation(op->inputcollid, exprType(linitial(op->args)), is_like, where);
+				return (Node *) op;
+			}
+		case T_ScalarArrayOpExpr:
+			{
+				ScalarArrayOpExpr *sa = (ScalarArrayOpExpr *) node;
+				bool		is_like;
+				Node	   *right = lsecond(sa->args);
+
+				if (DpIsConstantExpr(right) && !IsA(right, Const))
+					right = eval_const_expressions(NULL, copyObject(right));
+				if (!DpSafeOperator(sa->opno, &is_like) || is_like || !DpIsBoundValue(right))
+					DpGuardRefuse("only IN / = ANY over a constant list is allowed",
+								  psprintf("Found another array comparison in %s.", where));
+				sa = copyObject(sa);
+				sa->args = list_make2(DpRowExprMutator(linitial(sa->args), cxt), right);
+				DpCheckCollation(sa->inputcollid, exprType(linitial(sa->args)), false, where);
+				return (Node *) sa;
+			}
+		default:
+			DpGuardRefuse("this expression is not allowed on a protected table",
+						  psprintf("Functions, casts and arithmetic on private columns in %s could raise errors that reveal values; "
+								   "only comparisons, LIKE, AND/OR/NOT, IS NULL, CASE WHEN and COALESCE are allowed.", where));
+	}
+	return NULL;				/* keep compiler quiet */
+}
+
+/* ------------------------------------------------------------------------
+ * Joins and public tables
+ * ------------------------------------------------------------------------
+ */
+
+/* Append the AND-ed conjuncts of qual to *list. */
+static void
+DpAddConjuncts(List **list, Node *qual)
+{
+	if (qual == NULL)
+		return;
+	if (IsA(qual, BoolExpr) && ((BoolExpr *) qual)->boolop == AND_EXPR)
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((BoolExpr *) qual)->args)
+			DpAddConjuncts(list, lfirst(lc));
+	}
+	else
+		*list = lappend(*list, qual);
+}
+
+/* Check (and fold) the quals of a join tree of inner joins, collecting its conjuncts. */
+static void
+DpCheckJoinTree(Node *node, List **quals, DpRowContext *cxt)
+{
+	if (IsA(node, RangeTblRef))
+		return;
+	if (IsA(node, FromExpr))
+	{
+		FromExpr   *f = (FromExpr *) node;
+		ListCell   *lc;
+
+		foreach(lc, f->fromlist)
+			DpCheckJoinTree(lfirst(lc), quals, cxt);
+		f->quals = DpRowExpr(f->quals, cxt);
+		DpAddConjuncts(quals, f->quals);
+		return;
+	}
+	if (IsA(node, JoinExpr) && ((JoinExpr *) node)->jointype == JOIN_INNER)
+	{
+		JoinExpr   *j = (JoinExpr *) node;
+
+		DpCheckJoinTree(j->larg, quals, cxt);
+		DpCheckJoinTree(j->rarg, quals, cxt);
+		j->quals = DpRowExpr(j->quals, cxt);
+		DpAddConjuncts(quals, j->quals);
+		return;
+	}
+	DpGuardRefuse("only inner joins with public tables are allowed on a protected table",
+				  "Outer joins could release rows of the public table for keys that depend on private rows.");
+}
+
+/* The Var under binary-compatible relabelling, or NULL. */
+static Var *
+DpStripVar(Node *node)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return (node && IsA(node, Var) && ((Var *) node)->varlevelsup == 0) ? (Var *) node : NULL;
+}
+
+/*
+ * True if the conjuncts equate column attno of the public table (at pub_rti)
+ * with a column of the protected table (at prot_rti) by an equality of
+ * opfamily, under collation indcoll or a deterministic one.
+ */
+static bool
+DpKeyColumnJoined(List *quals, int pub_rti, AttrNumber attno, int prot_rti, Oid opfamily, Oid indcoll)
+{
+	ListCell   *lc;
+
+	foreach(lc, quals)
+	{
+		OpExpr	   *op = lfirst(lc);
+		Var		   *a;
+		Var		   *b;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+			continue;
+		a = DpStripVar(linitial(op->args));
+		b = DpStripVar(lsecond(op->args));
+		if (a == NULL || b == NULL)
+			continue;
+		if (a->varno == prot_rti && b->varno == pub_rti)
+		{
+			Var		   *t = a;
+
+			a = b;
+			b = t;
+		}
+		if (a->varno != pub_rti || b->varno != prot_rti || a->varattno != attno)
+			continue;
+		if (get_op_opfamily_strategy(op->opno, opfamily) != BTEqualStrategyNumber)
+			continue;
+		if (OidIsValid(op->inputcollid) && op->inputcollid != indcoll &&
+			!get_collation_isdeterministic(op->inputcollid))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * True if the conjuncts cover every key column of one unique index of the
+ * public table that PostgreSQL enforces at once, on plain columns, without a
+ * predicate: each protected row then meets at most one public row.
+ */
+static bool
+DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti)
+{
+	Relation	rel = table_open(pub_relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		unique = false;
+
+	foreach(lc, indexes)
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index form = idx->rd_index;
+		bool		covered = form->indisunique && form->indimmediate && form->indisvalid &&
+			form->indislive && form->indnkeyatts > 0 &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL);
+
+		for (int k = 0; covered && k < form->indnkeyatts; k++)
+			covered = form->indkey.values[k] > 0 &&
+				DpKeyColumnJoined(quals, pub_rti, form->indkey.values[k], prot_rti,
+								  idx->rd_opfamily[k], idx->rd_indcollation[k]);
+		index_close(idx, AccessShareLock);
+		if (covered)
+		{
+			unique = true;
+			break;
+		}
+	}
+	table_close(rel, AccessShareLock);
+	return unique;
+}
+
+/* The roles that are analysts: budgeted roles and every role that is a member of one. */
+static List *
+DpAnalystRoles(void)
+{
+	DpBudgetRow *rows;
+	int			n = DpLedgerBudgetRows(&rows);
+	List	   *result = NIL;
+	Relation	authid;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	if (n == 0)
+		return NIL;
+	authid = table_open(AuthIdRelationId, AccessShareLock);
+	scan = systable_beginscan(authid, InvalidOid, false, NULL, 0, NULL);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_authid role = (Form_pg_authid) GETSTRUCT(tup);
+
+		if (role->rolsuper)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (role->oid == rows[i].role || is_member_of_role_nosuper(role->oid, rows[i].role))
+			{
+				result = lappend_oid(result, role->oid);
+				break;
+			}
+	}
+	systable_endscan(scan);
+	table_close(authid, AccessShareLock);
+	return result;
+}
+
+/* A public table joined to a protected one: no analyst can shape it (see the file comment). */
+static void
+DpCheckPublicTable(RangeTblEntry *r, List *analysts)
+{
+	const char *name = get_rel_name(r->relid);
+	Oid			owner;
+	HeapTuple	tup;
+	ListCell   *lc;
+
+	if (get_rel_relkind(r->relid) != RELKIND_RELATION || r->tablesample != NULL)
+		DpGuardRefuse("only plain public tables may be joined to a protected table",
+					  "Views are expanded; other relation kinds and TABLESAMPLE are not allowed.");
+	if (r->securityQuals != NIL)
+		DpGuardRefuse("public tables with row-level security cannot be joined to a protected table",
+					  "Their policies would run once per matching private row.");
+	if (find_inheritance_children(r->relid, NoLock) != NIL)
+		DpGuardRefuse("a public table with inheritance children or partitions cannot be joined to a protected table",
+					  psprintf("The unique key of \"%s\" does not hold across its children.", name));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(r->relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", r->relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	foreach(lc, analysts)
+	{
+		Oid			a = lfirst_oid(lc);
+
+		if (has_privs_of_role(a, owner))
+			DpGuardRefuse("a public table an analyst owns cannot be joined to a protected table",
+						  psprintf("\"%s\" belongs to an analyst, who could give it any rows.", name));
+		if (pg_class_aclmask(r->relid, a, ACL_INSERT | ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE | ACL_TRIGGER,
+							 ACLMASK_ANY) != 0 ||
+			pg_attribute_aclcheck_all(r->relid, a, ACL_INSERT | ACL_UPDATE, ACLMASK_ANY) == ACLCHECK_OK)
+			DpGuardRefuse("a public table analysts can write cannot be joined to a protected table",
+						  psprintf("An analyst may change the rows of \"%s\".", name));
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * The released values
+ * ------------------------------------------------------------------------
+ */
+
+#define DP_GROUP_KEY(varno, attno) ((varno) * 2048 + (attno))
+
+/* Context of the post-processing walk. */
+typedef struct DpReleaseCheck
+{
+	int			depth;			/* query levels below the top */
+	int			ndp;
+	Bitmapset  *group_atts;		/* GROUP BY keys, as DP_GROUP_KEY(varno, attno) */
+	DpRowContext row;
+} DpReleaseCheck;
+
+/* The argument positions of a dp aggregate that must be constant for the query. */
+static bool
+DpIsConstArg(const DpAggKind *kind, int argno)
+{
+	if (argno == kind->mech_argno)
+		return true;
+	for (int i = 0; i < kind->nconst; i++)
+		if (kind->const_argnos[i] == argno)
+			return true;
+	return false;
+}
+
+/* Walker: true if node has a SubLink, an aggregate, or a Var (any level). */
+static bool
+DpConstArgForbidden(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, SubLink) || IsA(node, Aggref) || IsA(node, Var) || IsA(node, WindowFunc))
+		return true;
+	if (IsA(node, Param) && ((Param *) node)->paramkind != PARAM_EXTERN)
+		return true;
+	return expression_tree_walker(node, DpConstArgForbidden, context);
+}
+
+/* A dp aggregate of the DP level: its kind, arguments and FILTER (rewritten in place). */
+static void
+DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
+{
+	const DpAggKind *kind = DpKindOfAggregate(agg->aggfnoid);
+	ListCell   *lc;
+	int			argno = 0;
+
+	if (kind == NULL)
+		DpGuardRefuse("only dp aggregates may read a protected table",
+					  psprintf("Aggregate %s is not differentially private.", get_func_name(agg->aggfnoid)));
+	if (DpAggNumArgs(agg->args) != kind->nargs || kind == &dp_partition_keep_kind)
+		DpGuardRefuse("dp_pg's internal aggregates cannot be called on a protected table",
+					  psprintf("%s is written by dp_pg itself.", get_func_name(agg->aggfnoid)));
+	if (agg->aggdistinct != NIL || agg->aggorder != NIL)
+		DpGuardRefuse("DISTINCT and ORDER BY inside a dp aggregate are not allowed on a protected table",
+					  "Use the aggregate on the column itself.");
+	cxt->row.where = "an aggregate FILTER clause";
+	agg->aggfilter = (Expr *) DpRowExpr((Node *) agg->aggfilter, &cxt->row);
+	foreach(lc, agg->args)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+
+		if (DpIsConstArg(kind, argno))
+		{
+			if (DpConstArgForbidden((Node *) te->expr, NULL) ||
+				contain_volatile_functions((Node *) te->expr) ||
+				expression_returns_set((Node *) te->expr))
+				DpGuardRefuse("dp aggregate parameters must be constant for the query",
+							  "Mechanisms, bounds and bins may be literals, bound parameters and stable functions of those; "
+							  "not table columns, subqueries or volatile functions.");
+		}
+		else
+		{
+			cxt->row.where = "a dp aggregate argument";
+			te->expr = (Expr *) DpRowExpr((Node *) te->expr, &cxt->row);
+		}
+		argno++;
+	}
+	cxt->ndp++;
+}
+
+/*
+ * Walker over the post-processing parts (select list, HAVING, at any
+ * subquery depth): table columns only as GROUP BY keys, aggregates of the
+ * top level only dp aggregates (checked and rewritten in place).
+ */
+static bool
+DpCheckReleasedWalker(Node *node, DpReleaseCheck *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		bool		r;
+
+		cxt->depth++;
+		r = query_tree_walker((Query *) node, DpCheckReleasedWalker, cxt, 0);
+		cxt->depth--;
+		return r;
+	}
+	if (IsA(node, Aggref) && ((Aggref *) node)->agglevelsup == cxt->depth)
+	{
+		DpCheckDpAggregate((Aggref *) node, cxt);
+		return false;			/* its arguments are row expressions, checked */
+	}
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == cxt->depth)
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->varattno > 0 && bms_is_member(DP_GROUP_KEY(v->varno, v->varattno), cxt->group_atts))
+			return false;		/* a GROUP BY key: released as a key */
+		DpGuardRefuse("table columns may only appear inside dp aggregates or as GROUP BY keys",
+					  "Selecting, filtering or ordering by another column would release it.");
+	}
+	if (IsA(node, WindowFunc) && DpKindOfAggregate(((WindowFunc *) node)->winfnoid) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s cannot be used as a window function", get_func_name(((WindowFunc *) node)->winfnoid)),
+				 errdetail("A dp aggregate releases one noisy value per group; its cost must be known before the query runs.")));
+	if (IsA(node, GroupingFunc))
+		DpGuardRefuse("GROUPING() is not allowed on a protected table", "There are no grouping sets.");
+	return expression_tree_walker(node, DpCheckReleasedWalker, cxt);
+}
+
+/* ------------------------------------------------------------------------
+ * The whole query
+ * ------------------------------------------------------------------------
+ */
+
+/* Validate an analyst's (or a bounded trusted) query on target (see guard.h). */
+void
+DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
+{
+	DpReleaseCheck cxt;
+	int			rti = 0;
+	List	   *quals = NIL;
+	List	   *analysts = NIL;
+	bool		analysts_known = false;
+	ListCell   *lc;
+
+	memset(shape, 0, sizeof(DpShape));
+	memset(&cxt, 0, sizeof(cxt));
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
+		DpGuardRefuse("only SELECT may read a protected table", "Data changes and utility commands are not dp queries.");
+	if (q->cteList != NIL || q->hasRecursive || q->hasModifyingCTE)
+		DpGuardRefuse("WITH is not allowed on a protected table", "A CTE could release a second result.");
+	if (q->setOperations != NULL)
+		DpGuardRefuse("UNION, INTERSECT and EXCEPT are not allowed on a protected table", "Each branch would be a release of its own.");
+	if (q->groupingSets != NIL || q->groupDistinct)
+		DpGuardRefuse("GROUPING SETS, ROLLUP and CUBE are not allowed on a protected table",
+					  "Each row would be released once per grouping set.");
+	if (q->rowMarks != NIL || q->hasForUpdate)
+		DpGuardRefuse("FOR UPDATE / SHARE is not allowed on a protected table", "Row locks act on private rows.");
+	if (q->jointree == NULL || q->jointree->fromlist == NIL)
+		DpGuardRefuse("a dp query reads exactly one protected table", "No FROM clause.");
+
+	/* references to join columns (USING, NATURAL) become the tables' own columns */
+	q->targetList = (List *) flatten_join_alias_vars(q, (Node *) q->targetList);
+	q->havingQual = flatten_join_alias_vars(q, q->havingQual);
+	q->jointree = (FromExpr *) flatten_join_alias_vars(q, (Node *) q->jointree);
+
+	/* one protected table; besides it only public tables and the joins between them */
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+		rti++;
+		if (r->rtekind == RTE_JOIN)
+			continue;
+		if (r->rtekind != RTE_RELATION)
+			DpGuardRefuse("a dp query reads one protected table, optionally joined to public tables",
+						  "Subqueries in FROM, functions and VALUES are not allowed beside a protected table.");
+		cxt.row.rtis = bms_add_member(cxt.row.rtis, rti);
+		if (r->relid == target->relid || DpIsProtected(r->relid))
+		{
+			if (shape->prot_rti != 0 || r->relid != target->relid)
+				DpGuardRefuse("a dp query reads exactly one protected table",
+							  "Joining protected tables (or one with itself) could multiply a person's rows.");
+			shape->prot_rti = rti;
+			if (r->tablesample != NULL)
+				DpGuardRefuse("TABLESAMPLE is not allowed on a protected table", "Sampling is not a dp aggregate.");
+			continue;
+		}
+		if (!analysts_known)
+		{
+			analysts = DpAnalystRoles();
+			analysts_known = true;
+		}
+		DpCheckPublicTable(r, analysts);
+	}
+	if (shape->prot_rti == 0)
+		DpGuardRefuse("a dp query reads exactly one protected table", "The protected table must be in FROM.");
+	shape->prot = target;
+
+	/* row predicates of WHERE and every join (constants computed now); each public table on a unique key */
+	cxt.row.where = "the WHERE or JOIN clause";
+	DpCheckJoinTree((Node *) q->jointree, &quals, &cxt.row);
+	rti = 0;
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+		rti++;
+		if (r->rtekind == RTE_RELATION && rti != shape->prot_rti &&
+			!DpJoinedOnUniqueKey(quals, rti, r->relid, shape->prot_rti))
+			DpGuardRefuse("a public table must be joined on a unique key",
+						  psprintf("Join %s with \"%s.<unique column> = <protected column>\" (every column of a unique, "
+								   "non-deferrable index) so that each private row meets at most one of its rows.",
+								   get_rel_name(r->relid), get_rel_name(r->relid)));
+	}
+
+	/* GROUP BY keys: plain columns of the tables, of a type with an ordering */
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
+
+		if (!IsA(key, Var) || key->varlevelsup != 0 || key->varattno <= 0 ||
+			!bms_is_member(key->varno, cxt.row.rtis))
+			DpGuardRefuse("GROUP BY keys must be columns of the tables",
+						  "Expressions as keys could fail on private values; group by the column itself.");
+		if (!OidIsValid(lookup_type_cache(key->vartype, TYPECACHE_LT_OPR)->lt_opr))
+			DpGuardRefuse("GROUP BY keys must have an ordering",
+						  "Released groups are ordered by their keys, so that their order reveals nothing else.");
+		cxt.group_atts = bms_add_member(cxt.group_atts, DP_GROUP_KEY(key->varno, key->varattno));
+	}
+
+	/* the post-processing parts act on released values only */
+	(void) DpCheckReleasedWalker((Node *) q->targetList, &cxt);
+	(void) DpCheckReleasedWalker(q->havingQual, &cxt);
+	if (contain_var_clause(q->limitCount) || contain_var_clause(q->limitOffset))
+		DpGuardRefuse("LIMIT and OFFSET must be constants", "They may not depend on table columns.");
+	if (cxt.ndp == 0 && q->groupClause == NIL)
+		DpGuardRefuse("a query on a protected table must release only dp aggregates", "Raw rows are never released.");
+	shape->ndp = cxt.ndp;
+}

@@ -1,0 +1,861 @@
+/*
+ * guard/units.c — per-unit contribution bounding (privacy units).
+ *
+ * A dp query on a table with a privacy unit (dp_pg.protect(tbl, unit, g, r),
+ * or dp_pg.privacy_unit for a trusted role) is rewritten, before planning,
+ * into two levels:
+ *
+ *   SELECT <keys>, <bounded dp aggregates over the contributions>
+ *   FROM (SELECT unit, <cell>, <one contribution per dp aggregate>,
+ *                row_number() OVER (PARTITION BY unit
+ *                                   ORDER BY dp_pg.unit_priority()) AS dp_rank
+ *         FROM <the query's FROM and WHERE>
+ *         GROUP BY unit, <cell>) dp_units
+ *   WHERE dp_rank <= g
+ *   GROUP BY <keys>
+ *
+ * The cell is the GROUP BY key, or for a lone dp_histogram its key (the bin
+ * of x for the equal-width form); without either there is one cell and no
+ * ranking.  Per (unit, cell) the inner level computes, exactly:
+ *   count:      least(count, r)
+ *   sum:        least(greatest(sum(clamp(x, lo, hi)), r*lo), r*hi)
+ *   histogram:  least(count, r) as the weight of the cell's key
+ * and the ranking keeps a uniformly random set of at most g cells per unit
+ * (priorities from OpenSSL).  The outer dp aggregates are dp_pg.bounded_*,
+ * which clamp each contribution again (to [0, r] or [r*lo, r*hi]) and plan
+ * their noise for sensitivity r per cell with the mechanism split over g
+ * cells (callsite.c).  So adding or removing one unit changes at most g released
+ * values, each by at most the per-cell bound, whatever the unit's rows.
+ *
+ * Parallel plans: the inner GROUP BY is finalized (partial states of the
+ * workers combined) before the ranking and the outer aggregates, so a unit
+ * whose rows are read by several workers is still one unit.  Memory: the
+ * inner level is PostgreSQL's hash aggregation (one small group per unit and
+ * cell, spilled to disk beyond work_mem) and a sort for the ranking.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_func.h"
+#include "parser/parse_node.h"
+#include "parser/parse_oper.h"
+#include "parser/parsetree.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "agg_common.h"
+#include "callsite.h"
+#include "guard/guard.h"
+#include "guc.h"
+
+
+/* The bounded form of one dp aggregate of the query. */
+typedef struct DpBoundedAgg
+{
+	Aggref	   *orig;			/* the user's call */
+	const DpAggKind *kind;
+	Node	   *replacement;	/* the outer-level dp_pg.bounded_* call */
+} DpBoundedAgg;
+
+/* Context of the rewrite. */
+typedef struct DpUnitRewrite
+{
+	Query	   *q1;				/* the inner (per unit and cell) query */
+	int			prot_rti;
+	const DpUnitBound *ub;
+	ParseState *pstate;
+	List	   *aggs;			/* DpBoundedAgg * */
+	int			nkeys;
+	Var		   *keys[INDEX_MAX_KEYS];	/* original GROUP BY key Vars */
+	AttrNumber	keycols[INDEX_MAX_KEYS];	/* their columns in q1 */
+	int32		groups;			/* g, or 1 without cells */
+} DpUnitRewrite;
+
+/* Collect the dp aggregates of an expression. */
+static bool
+DpCollectDpAggs(Node *node, List **aggs)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		const DpAggKind *kind = DpKindOfAggregate(((Aggref *) node)->aggfnoid);
+
+		if (kind != NULL)
+			*aggs = lappend(*aggs, node);
+		return false;
+	}
+	return expression_tree_walker(node, DpCollectDpAggs, aggs);
+}
+
+/* The OID of function schema.name(argtypes), or ERROR (installation incomplete). */
+static Oid
+DpLookupFunc(const char *schema, const char *name, int nargs, const Oid *argtypes)
+{
+	List	   *fname = schema ? list_make2(makeString((char *) schema), makeString((char *) name))
+		: list_make1(makeString((char *) name));
+
+	return LookupFuncName(fname, nargs, argtypes, false);
+}
+
+/* Append a target entry to q1; returns its resno. */
+static AttrNumber
+DpAddColumn(Query *q1, Expr *expr, const char *name, bool junk)
+{
+	TargetEntry *te = makeTargetEntry(expr, list_length(q1->targetList) + 1, pstrdup(name), junk);
+
+	q1->targetList = lappend(q1->targetList, te);
+	return te->resno;
+}
+
+/* Make q1's column resno a GROUP BY (or window) key; returns the clause. */
+static SortGroupClause *
+DpSortGroupFor(Query *q1, AttrNumber resno, bool need_sort)
+{
+	TargetEntry *te = list_nth_node(TargetEntry, q1->targetList, resno - 1);
+	Oid			type = exprType((Node *) te->expr);
+	Oid			sortop;
+	Oid			eqop;
+	bool		hashable;
+	SortGroupClause *sgc = makeNode(SortGroupClause);
+	Index		ref = 0;
+	ListCell   *lc;
+
+	get_sort_group_operators(type, need_sort, true, false, &sortop, &eqop, NULL, &hashable);
+	if (te->ressortgroupref == 0)
+	{
+		foreach(lc, q1->targetList)
+			ref = Max(ref, lfirst_node(TargetEntry, lc)->ressortgroupref);
+		te->ressortgroupref = ref + 1;
+	}
+	sgc->tleSortGroupRef = te->ressortgroupref;
+	sgc->eqop = eqop;
+	sgc->sortop = sortop;
+	sgc->nulls_first = false;
+	sgc->hashable = hashable;
+	return sgc;
+}
+
+
+static Expr *
+DpMinMax(MinMaxOp op, Oid type, Expr *a, Expr *b)
+{
+	MinMaxExpr *m = makeNode(MinMaxExpr);
+
+	m->minmaxtype = type;
+	m->minmaxcollid = InvalidOid;
+	m->inputcollid = InvalidOid;
+	m->op = op;
+	m->args = list_make2(a, b);
+	m->location = -1;
+	return (Expr *) m;
+}
+
+/* expr coerced to type (an implicit or assignment cast, e.g. int4 -> int8 -> numeric). */
+static Expr *
+DpCoerce(ParseState *pstate, Expr *expr, Oid type)
+{
+	Node	   *n = coerce_to_target_type(pstate, (Node *) expr, exprType((Node *) expr), type, -1,
+										  COERCION_EXPLICIT, COERCE_IMPLICIT_CAST, -1);
+
+	if (n == NULL)
+		elog(ERROR, "dp_pg: cannot cast type %s to %s", format_type_be(exprType((Node *) expr)), format_type_be(type));
+	return (Expr *) n;
+}
+
+/*
+ * a op b, op a built-in operator: looked up in pg_catalog explicitly, never
+ * through the search_path (where a user could shadow it with a function of
+ * his own that would then see private values).
+ */
+static Expr *
+DpOp(ParseState *pstate, const char *op, Expr *a, Expr *b)
+{
+	return make_op(pstate, list_make2(makeString("pg_catalog"), makeString((char *) op)),
+				   (Node *) a, (Node *) b, NULL, -1);
+}
+
+
+static Expr *
+DpAggArg(Aggref *a, int i)
+{
+	return (Expr *) copyObject(list_nth_node(TargetEntry, a->args, i)->expr);
+}
+
+/* The mechanism argument of a call, or the default mechanism as a constant. */
+static Expr *
+DpAggMechanism(Aggref *a, const DpAggKind *kind)
+{
+	if (kind->mech_argno >= 0)
+		return DpAggArg(a, kind->mech_argno);
+	return (Expr *) DpMechanismConst(dp_default_mechanism);
+}
+
+/* a AND b (either may be NULL). */
+static Expr *
+DpAnd(Expr *a, Expr *b)
+{
+	if (a == NULL)
+		return b;
+	if (b == NULL)
+		return a;
+	return makeBoolExpr(AND_EXPR, list_make2(a, b), -1);
+}
+
+/* Build the inner contribution(s) and the outer bounded call of one dp aggregate. */
+static void
+DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
+{
+	Query	   *q1 = cxt->q1;
+	Aggref	   *a = ba->orig;
+	const DpAggKind *kind = ba->kind;
+	ParseState *pstate = cxt->pstate;
+	int64		r = cxt->ub->rows;
+	Oid			mechtype = DpMechanismType();
+	char		name[NAMEDATALEN];
+	Expr	   *filter = (Expr *) copyObject(a->aggfilter);
+
+	snprintf(name, sizeof(name), "dp_contribution%d", n);
+
+	if (kind == &dp_count_star_kind || kind == &dp_count_kind)
+	{
+		/* least(count, r): the same as counting r sampled rows of the unit */
+		Aggref	   *cnt;
+		AttrNumber	col;
+		Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, mechtype, INT4OID};
+
+		if (kind == &dp_count_star_kind)
+			cnt = DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, filter, true);
+		else
+			cnt = DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), a->inputcollid, filter, false);
+		col = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID, (Expr *) cnt, (Expr *) DpInt8Const(r)), name, false);
+		ba->replacement = (Node *)
+			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
+						 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
+									DpInt8Const(0), DpInt8Const(r),
+									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
+						 InvalidOid, NULL, false);
+	}
+	else if (kind == &dp_sum_int_kind || kind == &dp_sum_int8_kind ||
+			 kind == &dp_sum_float8_kind || kind == &dp_sum_numeric_kind)
+	{
+		Oid			t = linitial_oid(a->aggargtypes);
+		Oid			ct = (t == FLOAT8OID || t == NUMERICOID) ? t : INT8OID;	/* contribution / outer type */
+		Oid			st;			/* type of sum(t) */
+		Expr	   *x = DpAggArg(a, 0);
+		Expr	   *lo = DpAggArg(a, 1);
+		Expr	   *hi = DpAggArg(a, 2);
+		Expr	   *inner;
+		Expr	   *sum;
+		Expr	   *rlo;
+		Expr	   *rhi;
+		AttrNumber	col;
+		Oid			argtypes[5];
+		Oid			sumfn;
+
+		/* the unit's sum of clamped values (NULL and NaN skipped, as dp_sum does) */
+		inner = DpMinMax(IS_LEAST, t, DpMinMax(IS_GREATEST, t, x, lo), hi);
+		if (t == FLOAT8OID || t == NUMERICOID)
+		{
+			Expr	   *nan;
+
+			if (t == FLOAT8OID)
+				nan = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+										 Float8GetDatum(get_float8_nan()), false, FLOAT8PASSBYVAL);
+			else
+				nan = (Expr *) makeConst(NUMERICOID, -1, InvalidOid, -1,
+										 DirectFunctionCall3(numeric_in, CStringGetDatum("NaN"),
+															 ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)),
+										 false, false);
+			filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
+		}
+		if (t == FLOAT8OID)
+			sumfn = DpLookupFunc("dp_pg", "unit_float_sum", 1, &t);	/* no overflow ERROR */
+		else
+			sumfn = LookupFuncName(list_make2(makeString("pg_catalog"), makeString("sum")), 1, &t, false);
+		st = get_func_rettype(sumfn);
+		sum = (Expr *) DpMakeAggref(sumfn, st, list_make1(inner), InvalidOid, filter, false);
+		/* clamped to [r*lo, r*hi] in the sum's type */
+		rlo = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), st), DpCoerce(pstate, DpAggArg(a, 1), st));
+		rhi = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), st), DpCoerce(pstate, DpAggArg(a, 2), st));
+		sum = DpMinMax(IS_LEAST, st, DpMinMax(IS_GREATEST, st, sum, rlo), rhi);
+		if (st != ct)
+		{
+			/* int8 input: numeric sum, within int8 once clamped into the int8 range */
+			sum = DpMinMax(IS_LEAST, st,
+						   DpMinMax(IS_GREATEST, st, sum, DpCoerce(pstate, (Expr *) DpInt8Const(PG_INT64_MIN), st)),
+						   DpCoerce(pstate, (Expr *) DpInt8Const(PG_INT64_MAX), st));
+			sum = DpCoerce(pstate, sum, ct);
+		}
+		col = DpAddColumn(q1, sum, name, false);
+		argtypes[0] = argtypes[1] = argtypes[2] = ct;
+		argtypes[3] = mechtype;
+		argtypes[4] = INT4OID;
+		ba->replacement = (Node *)
+			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_sum", 5, argtypes), ct,
+						 list_make5(makeVar(1, col, ct, -1, InvalidOid, 0),
+									DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, lo, ct)),
+									DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, hi, ct)),
+									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
+						 InvalidOid, NULL, false);
+	}
+	else if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind ||
+			 kind == &dp_histogram_keys_kind)
+	{
+		/* the cell is the key (or bin): q1 groups by it; the weight is least(rows, r) */
+		Expr	   *cell;
+		AttrNumber	cellcol;
+		AttrNumber	wcol;
+		Expr	   *wvar;
+		List	   *args;
+		const char *fname;
+		Oid		   *argtypes;
+		int			nargs;
+		Expr	   *keyarg = DpAggArg(a, 0);
+
+		if (kind == &dp_histogram_width_kind)
+		{
+			Oid			bt[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID};
+
+			cell = (Expr *) makeFuncExpr(DpLookupFunc("dp_pg", "histogram_bucket", 4, bt), INT4OID,
+										 list_make4(DpAggArg(a, 0), DpAggArg(a, 1), DpAggArg(a, 2), DpAggArg(a, 3)),
+										 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		}
+		else
+			cell = keyarg;
+		cellcol = DpAddColumn(q1, cell, "dp_cell", false);
+		q1->groupClause = lappend(q1->groupClause, DpSortGroupFor(q1, cellcol, false));
+		/* only rows this histogram counts take a cell (a lone histogram: its FILTER is the query's) */
+		q1->jointree->quals = (Node *) DpAnd(DpAnd((Expr *) q1->jointree->quals, filter),
+											 (Expr *) DpIsNotNull((Expr *) copyObject(cell)));
+		wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
+										(Expr *) DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, NULL, true),
+										(Expr *) DpInt8Const(r)), name, false);
+		wvar = (Expr *) makeVar(1, wcol, INT8OID, -1, InvalidOid, 0);
+		if (kind == &dp_histogram_width_kind)
+		{
+			/* a value of the cell: its bin is the cell (min of float8 ignores NULL; NaN has no cell) */
+			Oid			f8 = FLOAT8OID;
+			AttrNumber	xcol = DpAddColumn(q1, (Expr *) DpMakeAggref(LookupFuncName(list_make2(makeString("pg_catalog"), makeString("min")), 1, &f8, false),
+																	 FLOAT8OID, list_make1(keyarg), InvalidOid, NULL, false),
+										   "dp_cell_value", false);
+
+			args = list_make4(makeVar(1, xcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2), DpAggArg(a, 3));
+			args = lappend(args, DpAggArg(a, 4));
+			fname = "bounded_histogram_width";
+		}
+		else
+		{
+			Var		   *kv = makeVar(1, cellcol, exprType((Node *) keyarg), exprTypmod((Node *) keyarg),
+									 exprCollation((Node *) keyarg), 0);
+
+			if (kind == &dp_histogram_bins_kind)
+			{
+				args = list_make3(kv, DpAggArg(a, 1), DpAggArg(a, 2));
+				fname = "bounded_histogram_bins";
+			}
+			else
+			{
+				args = list_make2(kv, DpAggArg(a, 1));
+				fname = "bounded_histogram_keys";
+			}
+		}
+		args = lappend(args, wvar);
+		args = lappend(args, DpInt8Const(r));
+		args = lappend(args, DpInt4Const(cxt->groups));
+		{
+			List	   *fnames = list_make2(makeString("dp_pg"), makeString((char *) fname));
+			FuncCandidateList cands = FuncnameGetCandidates(fnames, -1, NIL, false, false, false, false);
+
+			if (cands == NULL || cands->next != NULL)
+				elog(ERROR, "dp_pg: function dp_pg.%s is missing or ambiguous", fname);
+			nargs = cands->nargs;
+			argtypes = cands->args;
+			if (nargs != list_length(args))
+				elog(ERROR, "dp_pg: dp_pg.%s has %d arguments", fname, nargs);
+			ba->replacement = (Node *) DpMakeAggref(cands->oid, JSONBOID, args, a->inputcollid, NULL, false);
+		}
+		(void) argtypes;
+	}
+	else if (kind == &dp_avg_kind)
+	{
+		/* the unit's mean of clamped values, weighted by least(its rows, r) */
+		Expr	   *x = DpAggArg(a, 0);
+		Expr	   *inner = DpMinMax(IS_LEAST, FLOAT8OID, DpMinMax(IS_GREATEST, FLOAT8OID, x, DpAggArg(a, 1)),
+									 DpAggArg(a, 2));
+		Expr	   *nan = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+											 Float8GetDatum(get_float8_nan()), false, FLOAT8PASSBYVAL);
+		Oid			f8 = FLOAT8OID;
+		Oid			sumfn = DpLookupFunc("dp_pg", "unit_float_sum", 1, &f8);
+		AttrNumber	mcol;
+		AttrNumber	wcol;
+		List	   *args;
+		Oid			argtypes[7] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, mechtype, INT8OID, INT8OID, INT4OID};
+
+		filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
+		/* mean = sum / count, without PostgreSQL's overflow ERRORs (+-Infinity is clamped later) */
+		mcol = DpAddColumn(q1, DpOp(pstate, "/",
+									(Expr *) DpMakeAggref(sumfn, FLOAT8OID, list_make1(inner), InvalidOid,
+														  (Expr *) copyObject(filter), false),
+									DpCoerce(pstate, (Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)),
+																		   InvalidOid, (Expr *) copyObject(filter), false),
+											 FLOAT8OID)),
+						   name, false);
+		snprintf(name, sizeof(name), "dp_weight%d", n);
+		wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
+										(Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)),
+															  InvalidOid, filter, false),
+										(Expr *) DpInt8Const(r)), name, false);
+		args = list_make5(makeVar(1, mcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2),
+						  DpAggArg(a, 3), makeVar(1, wcol, INT8OID, -1, InvalidOid, 0));
+		args = lappend(args, DpInt8Const(r));
+		args = lappend(args, DpInt4Const(cxt->groups));
+		ba->replacement = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_avg", 7, argtypes), FLOAT8OID,
+												args, InvalidOid, NULL, false);
+	}
+	else
+		elog(ERROR, "dp_pg: no bounded form of %s", kind->name);
+}
+
+/* Mutator: dp aggregates become their bounded calls, GROUP BY columns read q1. */
+static Node *
+DpUnitMutator(Node *node, DpUnitRewrite *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Aggref))
+	{
+		ListCell   *lc;
+
+		foreach(lc, cxt->aggs)
+		{
+			DpBoundedAgg *ba = lfirst(lc);
+
+			if (ba->orig == (Aggref *) node)
+				return copyObject(ba->replacement);
+		}
+		elog(ERROR, "dp_pg: an aggregate of a bounded query was not rewritten");
+	}
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		for (int k = 0; k < cxt->nkeys; k++)
+			if (v->varlevelsup == 0 && v->varno == cxt->keys[k]->varno && v->varattno == cxt->keys[k]->varattno)
+				return (Node *) makeVar(1, cxt->keycols[k], v->vartype, v->vartypmod, v->varcollid, 0);
+		elog(ERROR, "dp_pg: a column outside the GROUP BY keys in a bounded query");
+	}
+	return expression_tree_mutator(node, DpUnitMutator, cxt);
+}
+
+/*
+ * An upper bound on the number of cells a bounded query can release whatever
+ * the data: the public key combinations of its GROUP BY, or the bins of its
+ * histogram when they are constants; INT64_MAX when unknown (partition
+ * selection, histogram keys, bound parameters).
+ */
+static int64
+DpReleasedCellsAtMost(Query *q, List *aggs, bool public_groups, ArrayType **pubkeys)
+{
+	if (q->groupClause != NIL)
+	{
+		int64		n = 1;
+
+		if (!public_groups)
+			return PG_INT64_MAX;
+		for (int k = 0; k < list_length(q->groupClause); k++)
+		{
+			n *= Max(ArrayGetNItems(ARR_NDIM(pubkeys[k]), ARR_DIMS(pubkeys[k])), 1);
+			if (n > PG_INT32_MAX)
+				return PG_INT64_MAX;
+		}
+		return n;
+	}
+	if (list_length(aggs) == 1)
+	{
+		Aggref	   *a = linitial(aggs);
+		const DpAggKind *kind = DpKindOfAggregate(a->aggfnoid);
+		Node	   *arg;
+
+		if (kind == &dp_histogram_bins_kind)
+		{
+			arg = eval_const_expressions(NULL, copyObject((Node *) list_nth_node(TargetEntry, a->args, 1)->expr));
+			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+			{
+				ArrayType  *arr = DatumGetArrayTypeP(((Const *) arg)->constvalue);
+
+				return ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+			}
+		}
+		if (kind == &dp_histogram_width_kind)
+		{
+			arg = eval_const_expressions(NULL, copyObject((Node *) list_nth_node(TargetEntry, a->args, 3)->expr));
+			if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+				return Max(DatumGetInt32(((Const *) arg)->constvalue), 1);
+		}
+	}
+	return PG_INT64_MAX;
+}
+
+/*
+ * Rewrite q (validated: one protected table at prot_rti, dp aggregates,
+ * GROUP BY on columns) so that each unit's contribution is bounded before
+ * noise (see the section comment).  relid: for the public keys of GROUP BY
+ * columns of a protected table.  Adds partition selection or the public-key
+ * join for GROUP BY, as for tables without a unit.
+ */
+void
+DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitBound *ub)
+{
+	DpUnitRewrite cxt;
+	Query	   *q1 = makeNode(Query);
+	List	   *found = NIL;
+	List	   *distinct = NIL;
+	ListCell   *lc;
+	RangeTblEntry *rte = rt_fetch(prot_rti, q->rtable);
+	RangeTblEntry *sub;
+	List	   *colnames = NIL;
+	AttrNumber	unitcol;
+	AttrNumber	rankcol = 0;
+	bool		has_histogram = false;
+	bool		cells;
+	bool		ranked;
+	int64		max_cells;
+	ArrayType  *pubkeys[INDEX_MAX_KEYS];
+	bool		public_groups = false;
+	int			n = 0;
+
+	memset(&cxt, 0, sizeof(cxt));
+	cxt.q1 = q1;
+	cxt.prot_rti = prot_rti;
+	cxt.ub = ub;
+	cxt.pstate = make_parsestate(NULL);
+
+	DpCollectDpAggs((Node *) q->targetList, &found);
+	DpCollectDpAggs(q->havingQual, &found);
+	foreach(lc, found)
+	{
+		Aggref	   *a = lfirst(lc);
+		const DpAggKind *kind = DpKindOfAggregate(a->aggfnoid);
+		ListCell   *lc2;
+		bool		dup = false;
+
+		if (DpAggNumArgs(a->args) != kind->nargs)
+			DpGuardRefuse("dp_pg's internal aggregates cannot be called directly on a table with a privacy unit",
+						  "dp_pg writes them itself.");
+		if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind || kind == &dp_histogram_keys_kind)
+			has_histogram = true;
+		foreach(lc2, distinct)
+			if (equal(lfirst(lc2), a))
+				dup = true;
+		if (!dup)
+			distinct = lappend(distinct, a);
+	}
+	if (has_histogram && (list_length(distinct) > 1 || q->groupClause != NIL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("on a table with a privacy unit, dp_histogram must be the only dp aggregate of its query, without GROUP BY"),
+				 errdetail("Its bins are the cells each unit's contribution is bounded over."),
+				 errhint("Run the histogram in a query of its own.")));
+	cells = has_histogram || q->groupClause != NIL;
+
+	/* public keys of the GROUP BY columns (before the query changes) */
+	if (q->groupClause != NIL && is_protected)
+		public_groups = DpGroupPublicKeys(q, relid, prot_rti, pubkeys);
+
+	/*
+	 * When the released cells are at most g whatever the data (every public
+	 * key combination, or the bins of a histogram with constant bins), no
+	 * unit can reach more than g of them: the ranking is not needed (cells
+	 * outside them are never released), and fewer than g cells split the
+	 * mechanism fewer ways.
+	 */
+	max_cells = cells ? DpReleasedCellsAtMost(q, distinct, public_groups, pubkeys) : 1;
+	ranked = cells && max_cells > ub->groups;
+	/* a unit reaches at most this many released cells: the mechanism is split over them */
+	cxt.groups = (int32) Min((int64) ub->groups, Max(max_cells, 1));
+
+	/* the inner query: the user's FROM and WHERE, grouped by unit and cell */
+	q1->commandType = CMD_SELECT;
+	q1->querySource = QSRC_ORIGINAL;
+	q1->canSetTag = true;
+	q1->rtable = q->rtable;
+	q1->jointree = q->jointree;
+	q1->hasAggs = true;
+	{
+		Form_pg_attribute att;
+		Relation	rel = table_open(rte->relid, AccessShareLock);
+
+		if (ub->attno < 1 || ub->attno > RelationGetDescr(rel)->natts ||
+			(att = TupleDescAttr(RelationGetDescr(rel), ub->attno - 1))->attisdropped)
+			elog(ERROR, "dp_pg: the privacy unit column of \"%s\" does not exist", RelationGetRelationName(rel));
+		unitcol = DpAddColumn(q1, (Expr *) makeVar(prot_rti, ub->attno, att->atttypid, att->atttypmod,
+												   att->attcollation, 0), "dp_unit", false);
+		table_close(rel, AccessShareLock);
+	}
+	q1->groupClause = list_make1(DpSortGroupFor(q1, unitcol, ranked));
+	DpAddColumn(q1, (Expr *) makeBoolConst(true, false), "dp_present", false);
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
+		char		kname[NAMEDATALEN];
+		TargetEntry *te;
+		SortGroupClause *copy = copyObject(sgc);
+
+		snprintf(kname, sizeof(kname), "dp_key%d", cxt.nkeys + 1);
+		cxt.keys[cxt.nkeys] = key;
+		cxt.keycols[cxt.nkeys] = DpAddColumn(q1, (Expr *) copyObject(key), kname, false);
+		te = list_nth_node(TargetEntry, q1->targetList, cxt.keycols[cxt.nkeys] - 1);
+		te->ressortgroupref = cxt.keycols[cxt.nkeys] + 1000;
+		copy->tleSortGroupRef = te->ressortgroupref;
+		q1->groupClause = lappend(q1->groupClause, copy);
+		cxt.nkeys++;
+	}
+	/*
+	 * GROUP BY on public keys: rows with undeclared keys are never released,
+	 * so they take none of a unit's g cells (key = ANY(<declared keys>)).
+	 */
+	if (public_groups)
+	{
+		for (int k = 0; k < cxt.nkeys; k++)
+		{
+			Var		   *key = cxt.keys[k];
+			Oid			arrtype = get_array_type(key->vartype);
+			SortGroupClause *sgc = list_nth_node(SortGroupClause, q->groupClause, k);
+			List	   *consts = DpPublicKeyConsts(pubkeys[k], key);
+			ArrayExpr  *ae;
+			ScalarArrayOpExpr *sa;
+
+			if (!OidIsValid(arrtype) || consts == NIL)
+				continue;
+			ae = makeNode(ArrayExpr);
+			ae->array_typeid = arrtype;
+			ae->array_collid = key->varcollid;
+			ae->element_typeid = key->vartype;
+			ae->elements = consts;
+			ae->multidims = false;
+			ae->location = -1;
+			sa = makeNode(ScalarArrayOpExpr);
+			sa->opno = sgc->eqop;
+			sa->opfuncid = InvalidOid;
+			sa->hashfuncid = InvalidOid;
+			sa->negfuncid = InvalidOid;
+			sa->useOr = true;
+			sa->inputcollid = key->varcollid;
+			sa->args = list_make2(copyObject(key), ae);
+			sa->location = -1;
+			set_sa_opfuncid(sa);
+			q1->jointree->quals = (Node *) DpAnd((Expr *) q1->jointree->quals, (Expr *) sa);
+		}
+	}
+
+	foreach(lc, distinct)
+	{
+		DpBoundedAgg *ba = palloc0(sizeof(DpBoundedAgg));
+
+		ba->orig = lfirst(lc);
+		ba->kind = DpKindOfAggregate(ba->orig->aggfnoid);
+		DpBoundOneAgg(&cxt, ba, ++n);
+		cxt.aggs = lappend(cxt.aggs, ba);
+	}
+	/* identical calls share the bounded call of the first */
+	foreach(lc, found)
+	{
+		ListCell   *lc2;
+
+		foreach(lc2, cxt.aggs)
+		{
+			DpBoundedAgg *ba = lfirst(lc2);
+
+			if (ba->orig != lfirst(lc) && equal(ba->orig, lfirst(lc)))
+			{
+				DpBoundedAgg *alias = palloc(sizeof(DpBoundedAgg));
+
+				*alias = *ba;
+				alias->orig = lfirst(lc);
+				cxt.aggs = lappend(cxt.aggs, alias);
+				break;
+			}
+		}
+	}
+
+	/* at most g cells per unit: rank each unit's cells in random order */
+	if (ranked)
+	{
+		WindowFunc *wf = makeNode(WindowFunc);
+		WindowClause *wc = makeNode(WindowClause);
+		AttrNumber	prio;
+
+		wf->winfnoid = F_ROW_NUMBER;
+		wf->wintype = INT8OID;
+		wf->wincollid = InvalidOid;
+		wf->inputcollid = InvalidOid;
+		wf->args = NIL;
+		wf->aggfilter = NULL;
+		wf->winref = 1;
+		wf->winstar = false;
+		wf->winagg = false;
+		wf->location = -1;
+		rankcol = DpAddColumn(q1, (Expr *) wf, "dp_rank", false);
+		prio = DpAddColumn(q1, (Expr *) makeFuncExpr(DpLookupFunc("dp_pg", "unit_priority", 0, NULL), INT8OID, NIL,
+													 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL),
+						   "dp_priority", true);
+		wc->name = NULL;
+		wc->refname = NULL;
+		wc->partitionClause = list_make1(copyObject(linitial(q1->groupClause)));
+		wc->orderClause = list_make1(DpSortGroupFor(q1, prio, true));
+		wc->frameOptions = FRAMEOPTION_DEFAULTS;
+		wc->winref = 1;
+		wc->copiedOrder = false;
+		q1->windowClause = list_make1(wc);
+		q1->hasWindowFuncs = true;
+	}
+
+	/* the outer query reads q1 */
+	foreach(lc, q1->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+
+		if (!te->resjunk)
+			colnames = lappend(colnames, makeString(pstrdup(te->resname)));
+	}
+	sub = makeNode(RangeTblEntry);
+	sub->rtekind = RTE_SUBQUERY;
+	sub->subquery = q1;
+	sub->eref = makeAlias("dp_units", colnames);
+	sub->lateral = false;
+	sub->inh = false;
+	sub->inFromCl = true;
+	q->targetList = (List *) DpUnitMutator((Node *) q->targetList, &cxt);
+	q->havingQual = DpUnitMutator(q->havingQual, &cxt);
+	q->rtable = list_make1(sub);
+	q->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)),
+							   ranked ? (Node *) DpOp(cxt.pstate, "<=",
+													 (Expr *) makeVar(1, rankcol, INT8OID, -1, InvalidOid, 0),
+													 (Expr *) DpInt8Const(ub->groups)) : NULL);
+	((RangeTblRef *) linitial(q->jointree->fromlist))->rtindex = 1;
+	q->hasAggs = true;
+
+	/* GROUP BY: every public key, or private partition selection over units */
+	if (q->groupClause != NIL)
+	{
+		if (public_groups)
+			DpRewritePublicGroupsCore(q, pubkeys,
+									  DpIsNotNull((Expr *) makeVar(1, 2, BOOLOID, -1, InvalidOid, 0)));
+		else
+			DpAddPartitionKeep(q, cxt.groups);
+	}
+	free_parsestate(cxt.pstate);
+}
+
+/* The unit bound of a protected table's declaration, or false if it has none. */
+bool
+DpUnitBoundOf(DpProtected *p, DpUnitBound *ub)
+{
+	if (p == NULL || !p->has_unit)
+		return false;
+	ub->attno = get_attnum(p->relid, NameStr(p->unit));
+	if (ub->attno == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("the privacy unit \"%s\" of protected table \"%s\" does not exist",
+						NameStr(p->unit), get_rel_name(p->relid)),
+				 errhint("Declare it again with dp_pg.protect().")));
+	ub->groups = p->max_groups;
+	ub->rows = p->max_rows;
+	return true;
+}
+
+/* Does relation relid have a privacy unit, declared or requested (dp_pg.privacy_unit)? */
+bool
+DpIsUnitTable(List *prot, Oid relid)
+{
+	DpProtected *p = DpFindProtected(prot, relid);
+
+	if (p != NULL)
+		return p->has_unit;
+	return dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0' &&
+		get_attnum(relid, dp_privacy_unit) != InvalidAttrNumber;
+}
+
+/*
+ * The table a dp query that the analyst path did not handle must bound per
+ * unit, or NULL: a protected table with a privacy unit read by the top level
+ * of a dp query (any role), or a table with the column named by
+ * dp_pg.privacy_unit (a trusted role's explicit request).  A dp aggregate
+ * elsewhere in a query that reads such a table (a subquery, a CTE, a view)
+ * cannot be bounded: ERROR, rather than an answer whose guarantee is per row
+ * instead of per person (reads.c refuses what only planning reveals).
+ */
+DpProtected *
+DpTrustedUnitTarget(Query *q, List *prot)
+{
+	ListCell   *lc;
+	DpProtected *target = NULL;
+	DpProtected *guc = NULL;
+	bool		requested = dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0';
+	bool		any_unit = requested;
+	List	   *found = NIL;
+	int			relations = 0;
+	int			protected_relations = 0;
+
+	foreach(lc, prot)
+		if (((DpProtected *) lfirst(lc))->has_unit)
+			any_unit = true;
+	if (!any_unit || q->commandType != CMD_SELECT || q->utilityStmt != NULL)
+		return NULL;
+
+	if (q->hasAggs)
+	{
+		DpCollectDpAggs((Node *) q->targetList, &found);
+		DpCollectDpAggs(q->havingQual, &found);
+	}
+	if (found != NIL)
+	{
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+			DpProtected *p;
+
+			if (r->rtekind != RTE_RELATION)
+				continue;
+			p = DpFindProtected(prot, r->relid);
+			relations++;
+			if (p != NULL)
+				protected_relations++;
+			if (p != NULL && p->has_unit)
+				target = p;
+			else if (p == NULL && DpIsUnitTable(prot, r->relid))
+			{
+				if (guc != NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_AMBIGUOUS_COLUMN),
+							 errmsg("more than one table of this dp query has the privacy unit column \"%s\"", dp_privacy_unit)));
+				guc = palloc0(sizeof(DpProtected));
+				guc->relid = r->relid;
+				guc->has_unit = true;
+				namestrcpy(&guc->unit, dp_privacy_unit);
+				guc->max_groups = dp_max_groups_contributed;
+				guc->max_rows = dp_max_rows_per_unit;
+			}
+		}
+		if (target == NULL && guc == NULL && requested && relations > 0 && protected_relations == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("no table of this dp query has the privacy unit column \"%s\"", dp_privacy_unit),
+					 errhint("SET dp_pg.privacy_unit to a column of the table, or RESET it.")));
+	}
+	return target != NULL ? target : guc;
+}
