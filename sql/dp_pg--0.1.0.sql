@@ -438,6 +438,18 @@ CREATE TRIGGER protected_tables_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.protected_tables
 	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.protected_tables_changed();
 GRANT SELECT ON dp_pg.protected_tables, dp_pg.public_keys TO PUBLIC;
+-- a dropped table is forgotten (its OID could be reused by another table)
+CREATE FUNCTION dp_pg.forget_dropped() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d JOIN dp_pg.protected_tables p ON p.relid = d.objid
+	           WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0) THEN
+		DELETE FROM dp_pg.protected_tables p USING pg_event_trigger_dropped_objects() d
+		WHERE p.relid = d.objid AND d.classid = 'pg_class'::regclass AND d.objsubid = 0;
+	END IF;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.forget_dropped() FROM PUBLIC;
+CREATE EVENT TRIGGER dp_pg_forget_dropped ON sql_drop EXECUTE FUNCTION dp_pg.forget_dropped();
 SELECT pg_catalog.pg_extension_config_dump('dp_pg.protected_tables', '');
 SELECT pg_catalog.pg_extension_config_dump('dp_pg.public_keys', '');
 

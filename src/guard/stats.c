@@ -147,9 +147,10 @@ DpHiddenRefresh(void)
 		Relation	rel;
 		List	   *owned;
 		ListCell   *lc2;
+		bool		missing = false;
 
-		if (!analyst && pg_class_aclcheck(p->relid, user, ACL_SELECT) == ACLCHECK_OK)
-			continue;
+		if ((!analyst && pg_class_aclcheck_ext(p->relid, user, ACL_SELECT, &missing) == ACLCHECK_OK) || missing)
+			continue;			/* readable, or dropped since it was protected */
 		rel = try_relation_open(p->relid, AccessShareLock);
 		if (rel == NULL)
 			continue;
