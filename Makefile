@@ -41,7 +41,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram postprocess agg_stats guard units units_guard
 REGRESS_OPTS = --load-extension=dp_pg
 
-ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock guard_epoch
+ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
 SHLIB_LINK += -lcrypto -lm

@@ -48,11 +48,23 @@
  *
  * Rounding: every sum is rounded up and every certificate is computed so
  * that floating-point error can only make it larger.
+ *
+ * Valid charges: the theorem needs each cost to be a true bound, i.e.
+ * eps_i, rho_i, r_i(alpha) in [0, +Inf] and delta_i in [0, 1) (+Inf meaning
+ * "no such bound"), and at least one bound finite.  dp_cost_valid_charge
+ * checks exactly that before a cost is queued, so that a cost the ledger
+ * table would refuse (its CHECK constraints say the same) never reaches the
+ * worker's batch.  NaN is refused outright: stored it would read back as
+ * "no bound" (NULL) while the online totals would be NaN, and every
+ * comparison with NaN is false.  An infinite delta is refused too: it would
+ * be stored as NULL, which the replay reads as 0.
  */
 #include "accountant.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #define DP_METHOD_NONE 0
@@ -194,4 +206,71 @@ dp_admits(const DpCost *total, const DpCost *charge, const DpLimits *lim)
 	if (!isnan(lim->rho) && !(t.rho <= lim->rho))
 		return DP_REFUSE_RHO;
 	return DP_ADMIT;
+}
+
+static void set_why(char *why, size_t len, const char *fmt,...) __attribute__((format(printf, 3, 4)));
+
+/* Write a reason into why (if given). */
+static void
+set_why(char *why, size_t len, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (why == NULL || len == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* One bound of a charge: a number in [0, +Inf]; else the reason. */
+static bool
+bound_valid(double v, const char *name, char *why, size_t len)
+{
+	if (isnan(v))
+	{
+		set_why(why, len, "its %s is not a number", name);
+		return false;
+	}
+	if (v < 0.0)
+	{
+		set_why(why, len, "its %s would be %g, and a charge cannot be negative", name, v);
+		return false;
+	}
+	return true;
+}
+
+/* Can c be recorded as one charge?  If not, the reason in why. */
+bool
+dp_cost_valid_charge(const DpCost *c, char *why, size_t len)
+{
+	bool		curve_finite = true;
+
+	if (!bound_valid(c->epsilon, "epsilon", why, len) ||
+		!bound_valid(c->delta, "delta", why, len) ||
+		!bound_valid(c->rho, "rho", why, len))
+		return false;
+	for (int i = 0; i < DP_RDP_NALPHAS; i++)
+	{
+		char		name[64];
+
+		snprintf(name, sizeof(name), "Renyi divergence at order %g", DP_RDP_ALPHAS[i]);
+		if (!bound_valid(c->rdp[i], name, why, len))
+			return false;
+		if (isinf(c->rdp[i]))
+			curve_finite = false;
+	}
+	/* ledger_entries: delta >= 0 AND delta < 1 (an infinite delta is no bound at all) */
+	if (!(c->delta < 1.0))
+	{
+		set_why(why, len, "its delta would be %g, and a charge needs delta < 1", c->delta);
+		return false;
+	}
+	/* ledger_entries: epsilon, rho or the whole Renyi curve stated (not NULL) */
+	if (isinf(c->epsilon) && isinf(c->rho) && !curve_finite)
+	{
+		set_why(why, len, "it bounds none of epsilon, rho and the Renyi curve, and a charge needs one of them");
+		return false;
+	}
+	return true;
 }

@@ -8,6 +8,7 @@
 #define DP_ACCOUNTANT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "calibrate.h"
@@ -67,5 +68,14 @@ extern DpRefusal dp_admits(const DpCost *total, const DpCost *charge, const DpLi
 
 /* Name of a certificate method returned by dp_spent_epsilon. */
 extern const char *dp_spent_method_name(int method);
+
+/*
+ * Can c be recorded as one charge?  Exactly the costs the ledger's row
+ * accepts (the CHECK constraints of dp_pg.ledger_entries, +Inf stored as
+ * NULL), minus the two the accountant could not add back faithfully: NaN
+ * and an infinite delta.  If not, writes the reason (a lower-case clause,
+ * "its delta would be 1.1, and a charge needs delta < 1") into why.
+ */
+extern bool dp_cost_valid_charge(const DpCost *c, char *why, size_t len);
 
 #endif							/* DP_ACCOUNTANT_H */

@@ -14,9 +14,11 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "accountant.h"
@@ -231,3 +233,35 @@ dp_estimate_query_cost(PG_FUNCTION_ARGS)
 	n = DpEstimateQueryCost(query, &c);
 	return DpCostRecord(fcinfo, &c, n);
 }
+
+#ifdef DP_PG_ASSERTS
+/*
+ * Test builds only: the guard's lock-free views of the ledger, for the TAP
+ * tests, which declare them (no install script does).
+ */
+PG_FUNCTION_INFO_V1(dp_debug_budget_generation);
+PG_FUNCTION_INFO_V1(dp_debug_charged_roles_nowait);
+
+/* DpLedgerBudgetGeneration() as int8. */
+Datum
+dp_debug_budget_generation(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) DpLedgerBudgetGeneration());
+}
+
+/* DpLedgerChargedRolesNoWait() as oid[]; NULL when not known. */
+Datum
+dp_debug_charged_roles_nowait(PG_FUNCTION_ARGS)
+{
+	Oid			roles[DP_MAX_CHARGE_ROLES];
+	Datum		elems[DP_MAX_CHARGE_ROLES];
+	bool		known;
+	int			n = DpLedgerChargedRolesNoWait(roles, &known);
+
+	if (!known)
+		PG_RETURN_NULL();
+	for (int i = 0; i < n; i++)
+		elems[i] = ObjectIdGetDatum(roles[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+}
+#endif

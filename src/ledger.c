@@ -14,23 +14,39 @@
  * tables that only the worker writes, after its commits.
  *
  * A charge (backend, leader only, at ExecutorStart, before any row exists):
+ *  0. validate the composed cost (dp_cost_valid_charge: exactly what a
+ *     ledger row accepts); an invalid one is ERROR 22023 before any slot is
+ *     taken, so it never reaches a batch;
  *  1. take a FREE slot, fill in the roles, the composed cost and the query
  *     text, mark it PENDING and wake the worker;
  *  2. sleep on the slot's condition variable until it is DONE, at most
  *     dp_pg.charge_timeout; a timeout or a cancel marks the slot ABANDONED
  *     and raises an ERROR (the worker may still commit the charge: an
  *     unreleased charge is the safe direction);
- *  3. read the verdict: admitted (committed) or refused (DP001, nothing
- *     written).
- * The worker takes every PENDING slot, decides each in order against the
- * totals (including earlier admissions of the same batch), inserts one
- * ledger row per charged role for the admitted ones in ONE transaction with
- * synchronous_commit = on, commits (group commit: one WAL flush per batch),
- * then publishes the new totals and the verdicts.  Nothing is published
- * before the commit, so a verdict "admitted" is durable: it survives the
- * caller's ROLLBACK, errors, crashes of the caller, of the worker or of the
- * server (WAL).  A crash before the commit loses the charge and the verdict
- * together; the caller never released anything for it.
+ *  3. read the verdict: admitted (committed), refused (DP001, nothing
+ *     written) or error (nothing written).
+ * The worker takes every PENDING slot and handles the batch in ONE
+ * transaction with synchronous_commit = on.  Each request is decided and
+ * written in its own subtransaction: it is checked again (an invalid slot
+ * gets an error verdict without touching the tables), decided against the
+ * batch's working copies of the totals (which include the earlier
+ * admissions of the same batch), and its ledger rows are inserted.  If
+ * anything in that fails, only that subtransaction is rolled back: the
+ * request gets an error verdict and the working copies never saw it (they
+ * are updated only after its writes succeeded), so no request can make
+ * another's fail.  Then the worker commits (group commit: one WAL flush per
+ * batch), publishes the new totals, and only then hands out the verdicts.
+ * Nothing is published before the commit, so a verdict "admitted" is
+ * durable: it survives the caller's ROLLBACK, errors, crashes of the
+ * caller, of the worker or of the server (WAL).  A crash before the commit
+ * loses the charges and the verdicts together; the callers never released
+ * anything for them.  If the commit itself fails, every request of the batch
+ * gets an error verdict and nothing of it is published.
+ *
+ * For the guard (which must never wait for the worker) the shared state also
+ * holds a generation counter, bumped under the lock whenever the worker
+ * publishes a change of the budgeted roles or their limits and whenever it
+ * becomes ready or stops being ready; it is read without the lock.
  *
  * Totals are loaded from the tables when the worker starts (crash recovery
  * reinitialises shared memory and restarts the worker), rounded up.
@@ -52,6 +68,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/atomics.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/condition_variable.h"
@@ -66,6 +83,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -109,6 +127,9 @@ typedef struct DpLedgerSlot
 	bool		abandoned;		/* the requester gave up; worker frees it */
 	DpRequestKind kind;
 	Oid			requested_by;	/* session user */
+#ifdef DP_PG_ASSERTS
+	bool		debug_poison;	/* dp_pg.debug_poison_charge of the requester */
+#endif
 	int			nroles;
 	Oid			roles[DP_MAX_CHARGE_ROLES];
 	DpCost		cost;
@@ -122,6 +143,7 @@ typedef struct DpLedgerSlot
 	double		spent;			/* of the limit broken, before the charge */
 	double		limit;
 	double		requested;		/* after the charge */
+	int			sqlerrcode;		/* DP_VERDICT_ERROR: the SQLSTATE for the requester */
 	char		errmsg[256];
 	ConditionVariable cv;
 } DpLedgerSlot;
@@ -140,7 +162,7 @@ typedef struct DpLedgerShared
 	pid_t		worker_pid;
 	Latch	   *worker_latch;
 	bool		ready;			/* totals loaded, accepting requests */
-	uint64		budget_generation;	/* changes with every published limit and readiness */
+	pg_atomic_uint64 budget_generation; /* see DpLedgerBudgetGeneration */
 	ConditionVariable slot_freed;
 	DpLedgerSlot slots[DP_LEDGER_SLOTS];
 } DpLedgerShared;
@@ -149,6 +171,9 @@ char	   *dp_ledger_database = NULL;
 int			dp_charge_timeout_ms = 10000;
 static char *dp_debug_pause = NULL;
 static int	dp_debug_pause_ms = 0;
+#ifdef DP_PG_ASSERTS
+static bool dp_debug_poison_charge = false;
+#endif
 
 static DpLedgerShared *ledger = NULL;
 static HTAB *budgets = NULL;
@@ -190,6 +215,7 @@ DpLedgerShmemStartup(void)
 		memset(ledger, 0, sizeof(DpLedgerShared));
 		ledger->lock = &(GetNamedLWLockTranche("dp_pg_ledger"))->lock;
 		ConditionVariableInit(&ledger->slot_freed);
+		pg_atomic_init_u64(&ledger->budget_generation, 0);
 		for (int i = 0; i < DP_LEDGER_SLOTS; i++)
 			ConditionVariableInit(&ledger->slots[i].cv);
 	}
@@ -224,7 +250,7 @@ DpLedgerInit(void)
 							NULL, NULL, NULL);
 
 	DefineCustomStringVariable("dp_pg.debug_pause",
-							   "Testing only: step at which to pause (before_charge, worker_before_commit, worker_after_commit, before_release).",
+							   "Testing only: step at which to pause (before_charge, worker_before_batch, worker_before_commit, worker_after_commit, before_release).",
 							   NULL,
 							   &dp_debug_pause,
 							   "",
@@ -239,6 +265,16 @@ DpLedgerInit(void)
 							PGC_SUSET,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+#ifdef DP_PG_ASSERTS
+	DefineCustomBoolVariable("dp_pg.debug_poison_charge",
+							 "Testing only: the ledger worker fails the writes of this session's requests.",
+							 "Exists only in test builds (DP_PG_ASSERTS); simulates a failing INSERT inside the request's subtransaction.",
+							 &dp_debug_poison_charge,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+#endif
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = DpLedgerShmemRequest;
@@ -282,6 +318,26 @@ DpLedgerReady(void)
 	ready = ledger->ready;
 	LWLockRelease(ledger->lock);
 	return ready;
+}
+
+/* The budget generation (see ledger.h); read without the lock, never waits. */
+uint64
+DpLedgerBudgetGeneration(void)
+{
+	if (ledger == NULL)
+		return 0;
+	return pg_atomic_read_u64(&ledger->budget_generation);
+}
+
+/*
+ * Bump the budget generation (worker, holding the lock exclusively, right
+ * after the change it announces is visible in shared memory).
+ */
+static void
+DpLedgerBumpGeneration(void)
+{
+	Assert(LWLockHeldByMeInMode(ledger->lock, LW_EXCLUSIVE));
+	pg_atomic_fetch_add_u64(&ledger->budget_generation, 1);
 }
 
 /* ERROR: the ledger cannot take requests now (fail closed). */
@@ -333,30 +389,46 @@ DpAddRole(Oid *roles, int n, Oid role)
 	return n + 1;
 }
 
-/* The budgeted roles a query run now must be charged to (see ledger.h). */
-int
-DpLedgerChargedRoles(Oid *roles)
+/*
+ * Copy the published budgeted roles into a palloc'd *out and return how
+ * many; with require_ready, return -1 instead if the worker is not ready.
+ * Holds the lock (shared) only for the copy.
+ */
+static int
+DpLedgerBudgetedRoles(Oid **out, bool require_ready)
 {
-	Oid			users[3];
-	Oid		   *budgeted;
-	int			nbudgeted = 0;
-	int			n = 0;
 	HASH_SEQ_STATUS seq;
 	DpBudgetEntry *e;
+	int			n = 0;
 
-	DpLedgerAwaitReady();
+	LWLockAcquire(ledger->lock, LW_SHARED);
+	if (require_ready && !ledger->ready)
+	{
+		LWLockRelease(ledger->lock);
+		*out = NULL;
+		return -1;
+	}
+	*out = palloc(sizeof(Oid) * Max(hash_get_num_entries(budgets), 1));
+	hash_seq_init(&seq, budgets);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		(*out)[n++] = e->role;
+	LWLockRelease(ledger->lock);
+	return n;
+}
+
+/*
+ * Of the budgeted roles, those a query run now is charged to (the
+ * membership rules of ledger.h); checked without the ledger's lock.
+ */
+static int
+DpChargedAmong(const Oid *budgeted, int nbudgeted, Oid *roles)
+{
+	Oid			users[3];
+	int			n = 0;
+
 	users[0] = GetSessionUserId();
 	users[1] = GetOuterUserId();
 	users[2] = GetUserId();
-
-	/* copy the budgeted roles, then check memberships without the lock */
-	LWLockAcquire(ledger->lock, LW_SHARED);
-	budgeted = palloc(sizeof(Oid) * Max(hash_get_num_entries(budgets), 1));
-	hash_seq_init(&seq, budgets);
-	while ((e = hash_seq_search(&seq)) != NULL)
-		budgeted[nbudgeted++] = e->role;
-	LWLockRelease(ledger->lock);
-
 	for (int b = 0; b < nbudgeted; b++)
 		for (int u = 0; u < 3; u++)
 			if (users[u] == budgeted[b] || is_member_of_role_nosuper(users[u], budgeted[b]))
@@ -364,32 +436,42 @@ DpLedgerChargedRoles(Oid *roles)
 				n = DpAddRole(roles, n, budgeted[b]);
 				break;
 			}
+	return n;
+}
+
+/* The budgeted roles a query run now must be charged to (see ledger.h). */
+int
+DpLedgerChargedRoles(Oid *roles)
+{
+	Oid		   *budgeted;
+	int			nbudgeted;
+	int			n;
+
+	DpLedgerAwaitReady();
+	nbudgeted = DpLedgerBudgetedRoles(&budgeted, false);
+	n = DpChargedAmong(budgeted, nbudgeted, roles);
 	pfree(budgeted);
 	return n;
 }
 
-/* A counter that changes whenever budgets are published or readiness changes. */
-uint64
-DpLedgerBudgetGeneration(void)
-{
-	uint64		gen;
-
-	if (ledger == NULL)
-		return 0;
-	LWLockAcquire(ledger->lock, LW_SHARED);
-	gen = ledger->budget_generation;
-	LWLockRelease(ledger->lock);
-	return gen;
-}
-
-/* DpLedgerChargedRoles without waiting: 0 and *known = false while the ledger is not ready. */
+/* DpLedgerChargedRoles without waiting for the worker (see ledger.h). */
 int
 DpLedgerChargedRolesNoWait(Oid *roles, bool *known)
 {
-	*known = DpLedgerReady();
-	if (!*known)
+	Oid		   *budgeted;
+	int			nbudgeted;
+	int			n;
+
+	*known = false;
+	if (ledger == NULL)
 		return 0;
-	return DpLedgerChargedRoles(roles);
+	nbudgeted = DpLedgerBudgetedRoles(&budgeted, true);
+	if (nbudgeted < 0)
+		return 0;
+	n = DpChargedAmong(budgeted, nbudgeted, roles);
+	pfree(budgeted);
+	*known = true;
+	return n;
 }
 
 /* Take a free slot (waiting for one up to the timeout); returns its index. */
@@ -523,14 +605,25 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 	DpLedgerSlot *slot;
 	DpLedgerSlot result;
 	int			qlen;
+	char		why[256];
 
 	Assert(nroles > 0 && nroles <= DP_MAX_CHARGE_ROLES);
+	/* a cost the ledger could not record must never enter a batch */
+	if (!dp_cost_valid_charge(cost, why, sizeof(why)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the privacy cost of this query is not a valid charge"),
+				 errdetail("Summed over the query's dp aggregate calls, %s.  Nothing was charged and nothing was released.", why),
+				 errhint("Use fewer dp aggregate calls in one query, or mechanisms with a smaller delta.")));
 	DpDebugPause("before_charge");
 	i = DpLedgerTakeSlot();
 	slot = &ledger->slots[i];
 	/* the slot is ours (FILLING: the worker ignores it): fill it without the lock */
 	slot->kind = DP_REQ_CHARGE;
 	slot->requested_by = GetSessionUserId();
+#ifdef DP_PG_ASSERTS
+	slot->debug_poison = dp_debug_poison_charge;
+#endif
 	slot->nroles = nroles;
 	memcpy(slot->roles, roles, sizeof(Oid) * nroles);
 	slot->cost = *cost;
@@ -556,9 +649,9 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 				 errhint("Nothing was charged and nothing was released.")));
 	if (result.verdict != DP_VERDICT_OK)
 		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
+				(errcode(result.sqlerrcode),
 				 errmsg("the dp_pg ledger could not record the charge: %s", result.errmsg),
-				 errdetail("Nothing was released.")));
+				 errdetail("Nothing was charged and nothing was released.")));
 }
 
 /* Send a budget administration request and wait for it. */
@@ -574,6 +667,9 @@ DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
 	slot = &ledger->slots[i];
 	slot->kind = kind;
 	slot->requested_by = GetSessionUserId();
+#ifdef DP_PG_ASSERTS
+	slot->debug_poison = dp_debug_poison_charge;
+#endif
 	slot->nroles = 1;
 	slot->roles[0] = role;
 	dp_cost_zero(&slot->cost);
@@ -584,8 +680,9 @@ DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
 	DpLedgerSubmit(i, &result);
 	if (result.verdict != DP_VERDICT_OK)
 		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("the dp_pg ledger could not record the change: %s", result.errmsg)));
+				(errcode(result.sqlerrcode),
+				 errmsg("the dp_pg ledger could not record the change: %s", result.errmsg),
+				 errdetail("Nothing was changed.")));
 }
 
 /* Set (or remove) a role's limits; durable, logged. */
@@ -843,6 +940,23 @@ DpWorkerLoad(void)
 	}
 }
 
+/* A batch of requests in the hands of the worker. */
+typedef struct DpWorkBatch
+{
+	HTAB	   *pending;		/* working copies of the budget entries it touches */
+	bool		limits_changed; /* a set_budget or drop_budget of it was written */
+} DpWorkBatch;
+
+/* The limits of a working copy whose budget the batch dropped. */
+#define DP_REMOVED_LIMIT (-1.0)
+
+/* True if the batch dropped the budget of this working copy. */
+static bool
+DpEntryRemoved(const DpBudgetEntry *e)
+{
+	return e->limits.epsilon == DP_REMOVED_LIMIT && e->limits.delta == DP_REMOVED_LIMIT;
+}
+
 /*
  * The batch's working copy of role's budget entry: created on first use from
  * the published entry (or empty, with no limits, if the role has none).
@@ -873,109 +987,232 @@ DpPendingEntry(HTAB *pending, Oid role)
 	return e;
 }
 
-/* Decide and record one request inside the worker's open transaction. */
+/* Give a request an error verdict (nothing of it is written). */
 static void
-DpWorkerDecide(DpLedgerSlot *slot, HTAB *pending)
+DpWorkerFail(DpLedgerSlot *slot, int sqlerrcode, const char *message)
 {
-	/* pending: local copies of entries changed by earlier requests of this batch */
+	slot->verdict = DP_VERDICT_ERROR;
+	slot->sqlerrcode = sqlerrcode;
+	strlcpy(slot->errmsg, message, sizeof(slot->errmsg));
+}
+
+/*
+ * Check a request again before it touches the tables: the requester
+ * validated it, but a slot the ledger cannot record must not reach an
+ * INSERT.  False if it got an error verdict.
+ */
+static bool
+DpWorkerCheck(DpLedgerSlot *slot)
+{
+	char		why[200];
+	char		message[256];
+
+	if (slot->nroles < 1 || slot->nroles > DP_MAX_CHARGE_ROLES ||
+		(slot->kind != DP_REQ_CHARGE && slot->nroles != 1) ||
+		(slot->kind != DP_REQ_CHARGE && slot->kind != DP_REQ_SET_BUDGET &&
+		 slot->kind != DP_REQ_REMOVE_BUDGET && slot->kind != DP_REQ_RESET))
+	{
+		DpWorkerFail(slot, ERRCODE_INTERNAL_ERROR, "malformed ledger request");
+		return false;
+	}
+	if (slot->kind == DP_REQ_CHARGE && !dp_cost_valid_charge(&slot->cost, why, sizeof(why)))
+	{
+		snprintf(message, sizeof(message), "the privacy cost is not a valid charge: %s", why);
+		DpWorkerFail(slot, ERRCODE_INVALID_PARAMETER_VALUE, message);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Decide a request against the batch's working copies, without changing
+ * them: its verdict is OK, or REFUSED with the numbers of the broken limit.
+ * Every working copy it needs is made here, so applying it allocates nothing.
+ */
+static void
+DpWorkerJudge(DpLedgerSlot *slot, HTAB *pending)
+{
+	DpBudgetEntry *local[DP_MAX_CHARGE_ROLES];
+
+	for (int r = 0; r < slot->nroles; r++)
+		local[r] = DpPendingEntry(pending, slot->roles[r]);
 	slot->verdict = DP_VERDICT_OK;
+	if (slot->kind != DP_REQ_CHARGE)
+		return;
+	for (int r = 0; r < slot->nroles; r++)
+	{
+		DpRefusal	why;
+		DpCost		after;
+
+		if (DpEntryRemoved(local[r]))
+			continue;			/* dropped earlier in this batch: no limit */
+		why = dp_admits(&local[r]->spent, &slot->cost, &local[r]->limits);
+		if (why == DP_ADMIT)
+			continue;
+		after = local[r]->spent;
+		dp_cost_add(&after, &slot->cost);
+		slot->verdict = DP_VERDICT_REFUSED;
+		slot->refused_role = slot->roles[r];
+		slot->refusal = why;
+		switch (why)
+		{
+			case DP_REFUSE_EPSILON:
+				slot->spent = dp_spent_epsilon(&local[r]->spent, local[r]->limits.delta, NULL);
+				slot->limit = local[r]->limits.epsilon;
+				slot->requested = dp_spent_epsilon(&after, local[r]->limits.delta, NULL);
+				break;
+			case DP_REFUSE_DELTA:
+				slot->spent = local[r]->spent.delta;
+				slot->limit = local[r]->limits.delta;
+				slot->requested = after.delta;
+				break;
+			default:
+				slot->spent = local[r]->spent.rho;
+				slot->limit = local[r]->limits.rho;
+				slot->requested = after.rho;
+				break;
+		}
+		return;
+	}
+}
+
+/* Write the rows of an admitted request (inside its subtransaction). */
+static void
+DpWorkerWrite(const DpLedgerSlot *slot)
+{
 	switch (slot->kind)
 	{
 		case DP_REQ_CHARGE:
-			{
-				DpBudgetEntry *local[DP_MAX_CHARGE_ROLES];
-
-				for (int r = 0; r < slot->nroles; r++)
-					local[r] = DpPendingEntry(pending, slot->roles[r]);
-				for (int r = 0; r < slot->nroles; r++)
-				{
-					DpRefusal why = dp_admits(&local[r]->spent, &slot->cost, &local[r]->limits);
-
-					if (why != DP_ADMIT)
-					{
-						DpCost		after = local[r]->spent;
-
-						dp_cost_add(&after, &slot->cost);
-						slot->verdict = DP_VERDICT_REFUSED;
-						slot->refused_role = slot->roles[r];
-						slot->refusal = why;
-						switch (why)
-						{
-							case DP_REFUSE_EPSILON:
-								slot->spent = dp_spent_epsilon(&local[r]->spent, local[r]->limits.delta, NULL);
-								slot->limit = local[r]->limits.epsilon;
-								slot->requested = dp_spent_epsilon(&after, local[r]->limits.delta, NULL);
-								break;
-							case DP_REFUSE_DELTA:
-								slot->spent = local[r]->spent.delta;
-								slot->limit = local[r]->limits.delta;
-								slot->requested = after.delta;
-								break;
-							default:
-								slot->spent = local[r]->spent.rho;
-								slot->limit = local[r]->limits.rho;
-								slot->requested = after.rho;
-								break;
-						}
-						return;
-					}
-				}
-				for (int r = 0; r < slot->nroles; r++)
-				{
-					DpWorkerInsert(slot->roles[r], "charge", slot);
-					dp_cost_add(&local[r]->spent, &slot->cost);
-					local[r]->charges++;
-				}
-				break;
-			}
+			for (int r = 0; r < slot->nroles; r++)
+				DpWorkerInsert(slot->roles[r], "charge", slot);
+			break;
 		case DP_REQ_SET_BUDGET:
 		case DP_REQ_REMOVE_BUDGET:
-			{
-				DpBudgetEntry *e = DpPendingEntry(pending, slot->roles[0]);
-
-				DpWorkerWriteLimits(slot->roles[0], &slot->limits, slot->kind == DP_REQ_REMOVE_BUDGET);
-				DpWorkerInsert(slot->roles[0], slot->kind == DP_REQ_REMOVE_BUDGET ? "remove" : "limit", slot);
-				if (slot->kind == DP_REQ_REMOVE_BUDGET)
-					e->limits.epsilon = e->limits.delta = e->limits.rho = -1.0;	/* marker: remove */
-				else
-					e->limits = slot->limits;
-				break;
-			}
+			DpWorkerWriteLimits(slot->roles[0], &slot->limits, slot->kind == DP_REQ_REMOVE_BUDGET);
+			DpWorkerInsert(slot->roles[0], slot->kind == DP_REQ_REMOVE_BUDGET ? "remove" : "limit", slot);
+			break;
 		case DP_REQ_RESET:
-			{
-				DpBudgetEntry *e = DpPendingEntry(pending, slot->roles[0]);
+			DpWorkerInsert(slot->roles[0], "reset", slot);
+			break;
+	}
+#ifdef DP_PG_ASSERTS
+	/* fault injection: the rows are written, then the request fails */
+	if (slot->debug_poison)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("dp_pg.debug_poison_charge: simulated failure of this request's ledger write")));
+#endif
+}
 
-				DpWorkerInsert(slot->roles[0], "reset", slot);
+/* Apply a request whose rows are written to the batch's working copies. */
+static void
+DpWorkerApply(const DpLedgerSlot *slot, DpWorkBatch *wb)
+{
+	for (int r = 0; r < slot->nroles; r++)
+	{
+		DpBudgetEntry *e = hash_search(wb->pending, &slot->roles[r], HASH_FIND, NULL);
+
+		if (e == NULL)
+			elog(ERROR, "dp_pg ledger: no working copy for role %u", slot->roles[r]);
+		switch (slot->kind)
+		{
+			case DP_REQ_CHARGE:
+				dp_cost_add(&e->spent, &slot->cost);
+				e->charges++;
+				break;
+			case DP_REQ_SET_BUDGET:
+				e->limits = slot->limits;
+				wb->limits_changed = true;
+				break;
+			case DP_REQ_REMOVE_BUDGET:
+				e->limits.epsilon = e->limits.delta = e->limits.rho = DP_REMOVED_LIMIT;
+				wb->limits_changed = true;
+				break;
+			case DP_REQ_RESET:
 				dp_cost_zero(&e->spent);
 				e->charges = 0;
 				break;
-			}
+		}
 	}
+}
+
+/*
+ * Handle one request of the batch in its own subtransaction (the pattern of
+ * PL/pgSQL's exception blocks): check, decide, write.  If anything fails,
+ * only this subtransaction is rolled back and only this request gets an
+ * error verdict; the working copies change only after its writes succeeded.
+ */
+static void
+DpWorkerRequest(DpLedgerSlot *slot, DpWorkBatch *wb, int nbatch)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool failed = false;
+
+	if (!DpWorkerCheck(slot))
+	{
+		ereport(LOG,
+				(errmsg("dp_pg ledger: refused a request of a batch of %d: %s", nbatch, slot->errmsg)));
+		return;
+	}
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		DpWorkerJudge(slot, wb->pending);
+		if (slot->verdict == DP_VERDICT_OK)
+			DpWorkerWrite(slot);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		DpWorkerFail(slot, ERRCODE_INTERNAL_ERROR, edata->message ? edata->message : "unknown error");
+		FreeErrorData(edata);
+		failed = true;
+	}
+	PG_END_TRY();
+
+	if (failed)
+		ereport(LOG,
+				(errmsg("dp_pg ledger: a request of a batch of %d failed and was rolled back: %s",
+						nbatch, slot->errmsg),
+				 errdetail("The other requests of the batch are not affected.")));
+	else if (slot->verdict == DP_VERDICT_OK)
+		DpWorkerApply(slot, wb);
 }
 
 /* Publish the batch's committed entries to shared memory. */
 static void
-DpWorkerPublish(HTAB *pending)
+DpWorkerPublish(DpWorkBatch *wb)
 {
 	HASH_SEQ_STATUS seq;
 	DpBudgetEntry *p;
 
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-	ledger->budget_generation++;
-	hash_seq_init(&seq, pending);
+	hash_seq_init(&seq, wb->pending);
 	while ((p = hash_seq_search(&seq)) != NULL)
 	{
 		bool		found;
 		DpBudgetEntry *e;
 
-		if (p->limits.epsilon == -1.0 && p->limits.delta == -1.0)
+		if (DpEntryRemoved(p))
 		{
 			hash_search(budgets, &p->role, HASH_REMOVE, NULL);
 			continue;
 		}
 		if (isnan(p->limits.epsilon) && isnan(p->limits.delta) && isnan(p->limits.rho) &&
 			hash_search(budgets, &p->role, HASH_FIND, NULL) == NULL)
-			continue;			/* reset of a role with no budget */
+			continue;			/* reset of (or charge to) a role with no budget */
 		e = hash_search(budgets, &p->role, HASH_ENTER_NULL, &found);
 		if (e == NULL)
 		{
@@ -984,7 +1221,22 @@ DpWorkerPublish(HTAB *pending)
 		}
 		*e = *p;
 	}
+	if (wb->limits_changed)
+		DpLedgerBumpGeneration();
 	LWLockRelease(ledger->lock);
+}
+
+/* True if some request is waiting for the worker. */
+static bool
+DpWorkerAnyPending(void)
+{
+	bool		any = false;
+
+	LWLockAcquire(ledger->lock, LW_SHARED);
+	for (int i = 0; i < DP_LEDGER_SLOTS && !any; i++)
+		any = ledger->slots[i].state == DP_SLOT_PENDING;
+	LWLockRelease(ledger->lock);
+	return any;
 }
 
 /* Process every pending request in one transaction; returns true if any. */
@@ -993,11 +1245,15 @@ DpWorkerBatch(void)
 {
 	int			batch[DP_LEDGER_SLOTS];
 	int			nbatch = 0;
-	HTAB	   *pending;
+	DpWorkBatch wb;
 	HASHCTL		info;
 	MemoryContext batch_cxt;
 	MemoryContext old;
 
+	if (!DpWorkerAnyPending())
+		return false;
+	/* fault injection: let more requests arrive, so that they share a batch */
+	DpDebugPause("worker_before_batch");
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < DP_LEDGER_SLOTS; i++)
 		if (ledger->slots[i].state == DP_SLOT_PENDING)
@@ -1014,7 +1270,8 @@ DpWorkerBatch(void)
 	info.keysize = sizeof(Oid);
 	info.entrysize = sizeof(DpBudgetEntry);
 	info.hcxt = batch_cxt;
-	pending = hash_create("dp_pg ledger batch", 64, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	wb.pending = hash_create("dp_pg ledger batch", 64, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	wb.limits_changed = false;
 
 	PG_TRY();
 	{
@@ -1024,7 +1281,7 @@ DpWorkerBatch(void)
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: recording charges");
 		for (int b = 0; b < nbatch; b++)
-			DpWorkerDecide(&ledger->slots[batch[b]], pending);
+			DpWorkerRequest(&ledger->slots[batch[b]], &wb, nbatch);
 		SPI_finish();
 		PopActiveSnapshot();
 		DpDebugPause("worker_before_commit");
@@ -1040,23 +1297,20 @@ DpWorkerBatch(void)
 		DpDebugPause("worker_after_commit");
 		pgstat_report_activity(STATE_IDLE, NULL);
 		MemoryContextSwitchTo(batch_cxt);
-		DpWorkerPublish(pending);
+		DpWorkerPublish(&wb);
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
+		/* the batch's transaction failed as a whole: nothing of it is written */
 		MemoryContextSwitchTo(batch_cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
 		for (int b = 0; b < nbatch; b++)
-		{
-			DpLedgerSlot *slot = &ledger->slots[batch[b]];
-
-			slot->verdict = DP_VERDICT_ERROR;
-			strlcpy(slot->errmsg, edata->message ? edata->message : "unknown error", sizeof(slot->errmsg));
-		}
+			DpWorkerFail(&ledger->slots[batch[b]], ERRCODE_INTERNAL_ERROR,
+						 edata->message ? edata->message : "unknown error");
 		ereport(LOG, (errmsg("dp_pg ledger: batch failed: %s", edata->message)));
 		FreeErrorData(edata);
 	}
@@ -1105,8 +1359,9 @@ DpWorkerExit(int code, Datum arg)
 	if (ledger == NULL)
 		return;
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	if (ledger->ready)
+		DpLedgerBumpGeneration();
 	ledger->ready = false;
-	ledger->budget_generation++;
 	ledger->worker_latch = NULL;
 	ledger->worker_pid = 0;
 	/* requests in flight get no verdict; their requesters time out */
@@ -1132,6 +1387,8 @@ DpLedgerWorkerMain(Datum arg)
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 	ledger->worker_pid = MyProcPid;
 	ledger->worker_latch = MyLatch;
+	if (ledger->ready)
+		DpLedgerBumpGeneration();
 	ledger->ready = false;
 	/* slots a previous worker had taken get no verdict from it: retry them */
 	for (int i = 0; i < DP_LEDGER_SLOTS; i++)
@@ -1163,7 +1420,7 @@ DpLedgerWorkerMain(Datum arg)
 
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 	ledger->ready = true;
-	ledger->budget_generation++;
+	DpLedgerBumpGeneration();
 	LWLockRelease(ledger->lock);
 	ereport(LOG, (errmsg("dp_pg ledger ready in database \"%s\"", dp_ledger_database)));
 

@@ -43,16 +43,29 @@ extern bool DpLedgerReady(void);
  */
 extern int	DpLedgerChargedRoles(Oid *roles);
 
-/* A counter that changes whenever budgets are published or the ledger's readiness changes. */
-extern uint64 DpLedgerBudgetGeneration(void);
-
-/* DpLedgerChargedRoles without waiting: returns 0 with *known = false while the ledger is not ready. */
+/*
+ * DpLedgerChargedRoles (same membership rules) for callers that must never
+ * wait for the worker: if the ledger is not ready (or dp_pg is not
+ * preloaded), returns 0 with *known = false; else *known = true.  Takes the
+ * ledger's lock in shared mode only to copy the budgeted roles.
+ */
 extern int	DpLedgerChargedRolesNoWait(Oid *roles, bool *known);
 
 /*
+ * A counter that changes whenever the worker publishes a change of the set
+ * of budgeted roles or of their limits (set_budget, drop_budget; not charges
+ * or resets) and whenever it becomes ready or stops being ready.  A caller
+ * may cache what it derived from the budgets while the value is unchanged.
+ * Lock-free, never waits; 0 without shared memory.
+ */
+extern uint64 DpLedgerBudgetGeneration(void);
+
+/*
  * Charge cost to roles, durably and outside the caller's transaction; returns
- * after the ledger worker committed it (synchronous commit).  ERROR DP001 if
- * any role's budget would be exceeded (nothing charged), or on timeout.
+ * after the ledger worker committed it (synchronous commit).  ERROR 22023 if
+ * the cost is not a valid charge (dp_cost_valid_charge; checked before it is
+ * queued), DP001 if any role's budget would be exceeded, 55P03 on timeout;
+ * in each case nothing is charged.
  */
 extern void DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 						   const char *query, const char *detail);
