@@ -724,13 +724,15 @@ DpChargeQuery(QueryDesc *queryDesc, List *sites)
 	if (!IsParallelWorker())
 	{
 		Oid			roles[DP_MAX_CHARGE_ROLES];
-		int			nroles = DpLedgerChargedRoles(roles);
+		int			nroles;
+		DpCost		total;
 
+		/* a cost no ledger row could hold is refused for every role, charged or not */
+		DpComposeSites(sites, &total);
+		DpLedgerCheckCost(&total);
+		nroles = DpLedgerChargedRoles(roles);
 		if (nroles > 0)
 		{
-			DpCost		total;
-
-			DpComposeSites(sites, &total);
 			DpLedgerCharge(roles, nroles, &total, queryDesc->sourceText, DpChargeDetail(sites));
 			DpDebugPause("before_release");
 		}

@@ -596,6 +596,20 @@ DpRefusalName(DpRefusal r)
 	}
 }
 
+/* ERROR 22023 unless cost is a charge the ledger can record (see dp_cost_valid_charge). */
+void
+DpLedgerCheckCost(const DpCost *cost)
+{
+	char		why[256];
+
+	if (!dp_cost_valid_charge(cost, why, sizeof(why)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the privacy cost of this query is not a valid charge"),
+				 errdetail("Summed over the query's dp aggregate calls, %s.  Nothing was charged and nothing was released.", why),
+				 errhint("Use fewer dp aggregate calls in one query, or mechanisms with a smaller delta.")));
+}
+
 /* Charge cost to roles, durably and outside the caller's transaction. */
 void
 DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
@@ -605,16 +619,10 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 	DpLedgerSlot *slot;
 	DpLedgerSlot result;
 	int			qlen;
-	char		why[256];
 
 	Assert(nroles > 0 && nroles <= DP_MAX_CHARGE_ROLES);
 	/* a cost the ledger could not record must never enter a batch */
-	if (!dp_cost_valid_charge(cost, why, sizeof(why)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the privacy cost of this query is not a valid charge"),
-				 errdetail("Summed over the query's dp aggregate calls, %s.  Nothing was charged and nothing was released.", why),
-				 errhint("Use fewer dp aggregate calls in one query, or mechanisms with a smaller delta.")));
+	DpLedgerCheckCost(cost);
 	DpDebugPause("before_charge");
 	i = DpLedgerTakeSlot();
 	slot = &ledger->slots[i];

@@ -60,6 +60,9 @@ extern int	DpLedgerChargedRolesNoWait(Oid *roles, bool *known);
  */
 extern uint64 DpLedgerBudgetGeneration(void);
 
+/* ERROR 22023 unless cost is a charge the ledger can record (every query's composed cost is checked). */
+extern void DpLedgerCheckCost(const DpCost *cost);
+
 /*
  * Charge cost to roles, durably and outside the caller's transaction; returns
  * after the ledger worker committed it (synchronous commit).  ERROR 22023 if
