@@ -73,7 +73,6 @@
 #include "agg_common.h"
 #include "calibrate.h"
 #include "callsite.h"
-#include "guard/guard.h"
 #include "guc.h"
 #include "ledger.h"
 
@@ -361,7 +360,7 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 	site->unit_groups = 1;
 	if (nargs != kind->nargs)
 	{
-		/* the unit-bounded form (guard.c): trailing [weight, rows,] groups */
+		/* the unit-bounded form (guard/units.c): trailing [weight, rows,] groups */
 		if (kind->bounded_extra <= 0 || nargs != kind->nargs + kind->bounded_extra)
 			elog(ERROR, "%s: %d arguments where %d were expected", kind->name, nargs, kind->nargs);
 		site->unit_groups = (int32) DpBoundArg(kind, args, nargs - 1, INT4OID, DP_MAX_UNIT_GROUPS, econtext);
@@ -782,7 +781,6 @@ DpEstimateQueryCost(const char *query, DpCost *total)
 	qd = CreateQueryDesc(plan, query, GetActiveSnapshot(), InvalidSnapshot,
 						 None_Receiver, NULL, NULL, 0);
 	estimate_query = qd;
-	DpReadsAllowEstimate(qd);
 	estimate_sites = 0;
 	dp_cost_zero(&estimate_total);
 	PG_TRY();
@@ -792,7 +790,6 @@ DpEstimateQueryCost(const char *query, DpCost *total)
 	PG_FINALLY();
 	{
 		estimate_query = NULL;
-		DpReadsAllowEstimate(NULL);
 	}
 	PG_END_TRY();
 	ExecutorEnd(qd);
@@ -856,6 +853,13 @@ DpCallSitesStart(QueryDesc *queryDesc, int eflags)
 		active_queries = q;
 	}
 	MemoryContextSwitchTo(old);
+}
+
+/* True for the EXPLAIN-only start of dp_pg.estimate_cost's own plan (it runs nothing). */
+bool
+DpCallSitesIsEstimate(QueryDesc *queryDesc)
+{
+	return queryDesc == estimate_query;
 }
 
 /* True if the query started by queryDesc has planned dp call sites. */

@@ -80,6 +80,9 @@ extern void DpCallSitesStart(QueryDesc *queryDesc, int eflags);
 /* True if the query started by queryDesc has planned dp call sites. */
 extern bool DpCallSitesActive(QueryDesc *queryDesc);
 
+/* True for the EXPLAIN-only start of dp_pg.estimate_cost's own plan (it runs nothing). */
+extern bool DpCallSitesIsEstimate(QueryDesc *queryDesc);
+
 /*
  * The call site of the final function running in fcinfo.  ERROR (and nothing
  * released) when dp_pg is not preloaded, when called as a window function or

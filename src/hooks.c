@@ -7,6 +7,8 @@
  * aggregates fail closed (callsite.c) and analysts meet the protected
  * tables' privileges, which they do not have.
  *
+ *   shmem_request_hook,     ledger.c: the ledger's shared state
+ *   shmem_startup_hook
  *   planner_hook            guard/guard.c: masking, validation, release
  *                           level and rewrites before planning; the final
  *                           plan's checks and stamp after
@@ -32,6 +34,8 @@
 #include "catalog/pg_proc.h"
 #include "executor/executor.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
 #include "optimizer/plancat.h"
 #include "optimizer/planner.h"
 #include "tcop/utility.h"
@@ -42,7 +46,10 @@
 #include "callsite.h"
 #include "guard/guard.h"
 #include "hooks.h"
+#include "ledger.h"
 
+static shmem_request_hook_type prev_shmem_request = NULL;
+static shmem_startup_hook_type prev_shmem_startup = NULL;
 static planner_hook_type prev_planner = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
@@ -54,6 +61,24 @@ static get_relation_info_hook_type prev_relation_info = NULL;
 static get_relation_stats_hook_type prev_relation_stats = NULL;
 static get_index_stats_hook_type prev_index_stats = NULL;
 static get_attavgwidth_hook_type prev_attavgwidth = NULL;
+
+/* shmem_request_hook */
+static void
+DpShmemRequestHook(void)
+{
+	if (prev_shmem_request)
+		prev_shmem_request();
+	DpLedgerShmemRequest();
+}
+
+/* shmem_startup_hook */
+static void
+DpShmemStartupHook(void)
+{
+	if (prev_shmem_startup)
+		prev_shmem_startup();
+	DpLedgerShmemStartup();
+}
 
 /* planner_hook */
 static PlannedStmt *
@@ -193,6 +218,10 @@ DpHooksInit(void)
 {
 	if (!dp_pg_preloaded)
 		return;
+	prev_shmem_request = shmem_request_hook;
+	shmem_request_hook = DpShmemRequestHook;
+	prev_shmem_startup = shmem_startup_hook;
+	shmem_startup_hook = DpShmemStartupHook;
 	prev_planner = planner_hook;
 	planner_hook = DpPlannerHook;
 	prev_ExecutorStart = ExecutorStart_hook;

@@ -177,8 +177,6 @@ static bool dp_debug_poison_charge = false;
 
 static DpLedgerShared *ledger = NULL;
 static HTAB *budgets = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Shared memory size. */
 static Size
@@ -188,25 +186,21 @@ DpLedgerShmemSize(void)
 					hash_estimate_size(DP_MAX_BUDGETS, sizeof(DpBudgetEntry)));
 }
 
-/* shmem_request_hook: reserve memory and the lock. */
-static void
+/* shmem_request_hook (hooks.c): reserve memory and the lock. */
+void
 DpLedgerShmemRequest(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
 	RequestAddinShmemSpace(DpLedgerShmemSize());
 	RequestNamedLWLockTranche("dp_pg_ledger", 1);
 }
 
-/* shmem_startup_hook: create or attach the shared state. */
-static void
+/* shmem_startup_hook (hooks.c): create or attach the shared state. */
+void
 DpLedgerShmemStartup(void)
 {
 	bool		found;
 	HASHCTL		info;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	ledger = ShmemInitStruct("dp_pg ledger", sizeof(DpLedgerShared), &found);
@@ -276,10 +270,6 @@ DpLedgerInit(void)
 							 NULL, NULL, NULL);
 #endif
 
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = DpLedgerShmemRequest;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = DpLedgerShmemStartup;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;

@@ -29,6 +29,10 @@ extern int	dp_charge_timeout_ms;
  */
 extern void DpDebugPause(const char *step);
 
+/* shmem_request_hook and shmem_startup_hook bodies (installed by hooks.c). */
+extern void DpLedgerShmemRequest(void);
+extern void DpLedgerShmemStartup(void);
+
 /* Shared memory, the background worker and GUCs (from _PG_init, preloaded only). */
 extern void DpLedgerInit(void);
 

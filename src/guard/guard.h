@@ -303,9 +303,6 @@ extern void DpReadsExecutorStart(QueryDesc *queryDesc, int eflags);
 extern bool DpReadsRunPush(QueryDesc *queryDesc);
 extern void DpReadsRunPop(bool pushed);
 
-/* The EXPLAIN-only start of dp_pg.estimate_cost's own plan is not an analyst's EXPLAIN. */
-extern void DpReadsAllowEstimate(QueryDesc *queryDesc);
-
 /* ------------------------------------------------------------------------
  * guard.c — the planner hook's two halves
  * ------------------------------------------------------------------------

@@ -47,7 +47,6 @@
 #define DP_STAMP_ANALYST (-4201)	/* hashValue: the analyst epoch of the approval */
 #define DP_STAMP_BOUNDED (-4202)	/* its unit tables are bounded dp reads */
 
-static QueryDesc *estimate_query = NULL;
 static int	running_dp_queries = 0;
 
 /* Context of the counting walk. */
@@ -329,7 +328,7 @@ DpReadsExecutorStart(QueryDesc *queryDesc, int eflags)
 			if (!analyst && stamp != NULL)
 				DpGuardRefuse("this plan was made for an analyst's session",
 							  "The role's budget changed since it was planned; run the statement again.");
-			if (analyst && queryDesc != estimate_query &&
+			if (analyst && !DpCallSitesIsEstimate(queryDesc) &&
 				((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || queryDesc->instrument_options != 0))
 				DpGuardRefuse("EXPLAIN is not allowed on a protected table",
 							  "Plan estimates and run-time statistics reveal row counts.");
@@ -359,11 +358,4 @@ DpReadsRunPop(bool pushed)
 {
 	if (pushed && running_dp_queries > 0)
 		running_dp_queries--;
-}
-
-/* The EXPLAIN-only start of dp_pg.estimate_cost's own plan (NULL: none). */
-void
-DpReadsAllowEstimate(QueryDesc *queryDesc)
-{
-	estimate_query = queryDesc;
 }
