@@ -531,16 +531,25 @@ DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti)
 	return unique;
 }
 
-/* The roles that are analysts: budgeted roles and every role that is a member of one. */
+/*
+ * The roles whose rights an analyst can use: the analysts (budgeted roles and
+ * their members) and every role one of them is a member of, with or without
+ * INHERIT (SET ROLE reaches it).  Superusers are left out: an analyst that
+ * can become one is not guarded by anything.  Waits for the ledger (ERROR
+ * when it is not ready: fail closed).
+ */
 static List *
-DpAnalystRoles(void)
+DpAnalystReachableRoles(void)
 {
 	DpBudgetRow *rows;
 	int			n = DpLedgerBudgetRows(&rows);
+	List	   *roles = NIL;
+	List	   *analysts = NIL;
 	List	   *result = NIL;
 	Relation	authid;
 	SysScanDesc scan;
 	HeapTuple	tup;
+	ListCell   *lc;
 
 	if (n == 0)
 		return NIL;
@@ -550,21 +559,34 @@ DpAnalystRoles(void)
 	{
 		Form_pg_authid role = (Form_pg_authid) GETSTRUCT(tup);
 
-		if (role->rolsuper)
-			continue;
-		for (int i = 0; i < n; i++)
-			if (role->oid == rows[i].role || is_member_of_role_nosuper(role->oid, rows[i].role))
-			{
-				result = lappend_oid(result, role->oid);
-				break;
-			}
+		if (!role->rolsuper)
+			roles = lappend_oid(roles, role->oid);
 	}
 	systable_endscan(scan);
 	table_close(authid, AccessShareLock);
+
+	foreach(lc, roles)
+		for (int i = 0; i < n; i++)
+			if (is_member_of_role_nosuper(lfirst_oid(lc), rows[i].role))
+			{
+				analysts = lappend_oid(analysts, lfirst_oid(lc));
+				break;
+			}
+	foreach(lc, roles)
+	{
+		ListCell   *a;
+
+		foreach(a, analysts)
+			if (is_member_of_role_nosuper(lfirst_oid(a), lfirst_oid(lc)))
+			{
+				result = lappend_oid(result, lfirst_oid(lc));
+				break;
+			}
+	}
 	return result;
 }
 
-/* A public table joined to a protected one: no analyst can shape it (see the file comment). */
+/* A public table joined to a protected one: no role an analyst can act as may shape it. */
 static void
 DpCheckPublicTable(RangeTblEntry *r, List *analysts)
 {
@@ -591,7 +613,7 @@ DpCheckPublicTable(RangeTblEntry *r, List *analysts)
 	{
 		Oid			a = lfirst_oid(lc);
 
-		if (has_privs_of_role(a, owner))
+		if (a == owner)
 			DpGuardRefuse("a public table an analyst owns cannot be joined to a protected table",
 						  psprintf("\"%s\" belongs to an analyst, who could give it any rows.", name));
 		if (pg_class_aclmask(r->relid, a, ACL_INSERT | ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE | ACL_TRIGGER,
@@ -789,7 +811,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		}
 		if (!analysts_known)
 		{
-			analysts = DpAnalystRoles();
+			analysts = DpAnalystReachableRoles();
 			analysts_known = true;
 		}
 		DpCheckPublicTable(r, analysts);
