@@ -488,6 +488,7 @@ CREATE FUNCTION dp_pg.protect(tbl regclass, privacy_unit name DEFAULT NULL,
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE
 	kind "char";
+	seq regclass;
 BEGIN
 	IF tbl IS NULL THEN
 		RAISE EXCEPTION 'table must not be null' USING ERRCODE = '22004';
@@ -516,6 +517,12 @@ BEGIN
 		max_groups_contributed = EXCLUDED.max_groups_contributed,
 		max_rows_per_unit = EXCLUDED.max_rows_per_unit;
 	EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', tbl);
+	-- its sequences count its rows
+	FOR seq IN SELECT d.objid::regclass FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+	           WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+	             AND d.refobjid = tbl AND d.deptype IN ('a', 'i') AND c.relkind = 'S' LOOP
+		EXECUTE format('REVOKE ALL ON SEQUENCE %s FROM PUBLIC', seq);
+	END LOOP;
 	-- analysts must hold no privilege on it (the guard reads it for them)
 	PERFORM dp_pg.revoke_from_analysts(tbl);
 END $$;

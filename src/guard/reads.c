@@ -38,7 +38,9 @@
 #include "access/transam.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "catalog/pg_class.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/lsyscache.h"
 
 #include "callsite.h"
 #include "guard/guard.h"
@@ -56,6 +58,7 @@ typedef struct DpReadCount
 	int			protected_reads;
 	int			catalog_reads;
 	int			unit_reads;
+	int			sequence_reads;	/* hidden sequences (owned by protected tables) */
 	bool		dp_aggregates;
 } DpReadCount;
 
@@ -69,6 +72,8 @@ DpCountRelation(Oid relid, DpReadCount *c)
 		c->catalog_reads++;
 	if (DpIsUnitTable(c->prot, relid))
 		c->unit_reads++;
+	if (c->prot != NIL && get_rel_relkind(relid) == RELKIND_SEQUENCE && DpStatsHidden(relid))
+		c->sequence_reads++;
 }
 
 /* Walker over a whole query tree: relations read and dp aggregates. */
@@ -105,6 +110,9 @@ DpReadsBeforePlanning(Query *parse, DpPlanCheck *check)
 	check->catalog_reads = c.catalog_reads;
 	check->unit_reads = c.unit_reads;
 	check->dp_aggregates = c.dp_aggregates;
+	if (check->masked && c.sequence_reads > 0)
+		DpGuardRefuse("the sequences of protected tables are hidden",
+					  "Their values count the rows inserted into the table.");
 	if (c.dp_aggregates && c.unit_reads > 0 && !check->bounded)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -265,7 +273,8 @@ DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 		return;
 	DpCountPlan(stmt, &c);
 	if ((c.protected_reads > check->protected_reads && check->analyst) ||
-		(c.catalog_reads > check->catalog_reads && check->masked))
+		(c.catalog_reads > check->catalog_reads && check->masked) ||
+		(c.sequence_reads > 0 && check->masked))
 		DpGuardRefuse("this query reads a protected table or a masked catalog through a function",
 					  "Functions that the planner inlines are not guarded; read the table directly in a dp query.");
 	if (c.unit_reads > 0 && DpStmtHasDpAggregate(stmt))

@@ -318,7 +318,8 @@ DpSideClassify(Oid fn)
 	}
 	else if (strcmp(name, "pg_relation_size") == 0 || strcmp(name, "pg_table_size") == 0 ||
 			 strcmp(name, "pg_indexes_size") == 0 || strcmp(name, "pg_total_relation_size") == 0 ||
-			 strcmp(name, "pg_sequence_last_value") == 0)
+			 strcmp(name, "pg_sequence_last_value") == 0 || strcmp(name, "pg_sequence_parameters") == 0 ||
+			 strcmp(name, "nextval") == 0 || strcmp(name, "currval") == 0 || strcmp(name, "setval") == 0)
 		cls = first_is_rel ? DP_SIDE_RELATION : DP_SIDE_REFUSE;
 	else if (strcmp(name, "pg_database_size") == 0 || strcmp(name, "pg_tablespace_size") == 0)
 		cls = DP_SIDE_CLUSTER;

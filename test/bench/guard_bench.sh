@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# test/bench/guard_bench.sh — the fixed cost the guard adds to a query:
+# planning with the guard, calibration and the durable charge of an
+# analyst's dp query on a small protected table, against the same query by a
+# trusted role (no guard, no charge), and the cost of the guard on queries
+# that never touch a protected table (catalog queries with masking, SELECT 1).
+#
+#   bash test/bench/guard_bench.sh            (as root or the postgres user)
+#
+# DP_PGBIN may point at another PostgreSQL installation (test/lib.sh), so two
+# builds can be measured side by side.  Prints p50/p99 latency per query,
+# single session, pgbench, SECONDS_PER_RUN seconds each (default 10); fsync on.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+DP_PORT=${DP_PORT:-55470}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
+
+dp_install_deps
+SCRATCH=$(dp_scratch)
+trap 'dp_cluster_stop "$SCRATCH"; rm -rf "$SCRATCH"' EXIT
+dp_cluster_start "$SCRATCH" "$DP_PORT" "max_connections = 40"
+dp_ledger_db "$SCRATCH" "$DP_PORT" postgres
+dp_psql "$SCRATCH" "$DP_PORT" postgres <<'SQL' >/dev/null
+CREATE TABLE prot AS SELECT g AS id, (ARRAY['a','b','c','d'])[g % 4 + 1] AS region FROM generate_series(1, 100) g;
+CREATE TABLE pub (region text PRIMARY KEY, label text);
+INSERT INTO pub VALUES ('a', 'A'), ('b', 'B'), ('c', 'C'), ('d', 'D');
+CREATE ROLE ana LOGIN;
+CREATE ROLE trusted LOGIN;
+GRANT SELECT ON pub TO ana, trusted;
+SELECT dp_pg.protect('prot');
+GRANT SELECT ON prot TO trusted;
+SELECT dp_pg.set_budget('ana', 1e9, NULL);
+ANALYZE prot, pub;
+SQL
+echo "fsync = $(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc 'SHOW fsync'), $(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc 'SELECT version()' | cut -d' ' -f1-2)"
+
+q() { printf '%s\n' "$2" > "$SCRATCH/$1.sql"; chmod 644 "$SCRATCH/$1.sql"; }
+q count "SELECT dp_count(id, 'laplace(epsilon=0.001)') FROM prot;"
+q group "SELECT region, dp_count(id, 'laplace(epsilon=0.001)') FROM prot GROUP BY region;"
+q join "SELECT p.label, dp_count(*) FROM prot JOIN pub p USING (region) WHERE prot.id > 10 GROUP BY p.label HAVING dp_count(*) > 0 ORDER BY 2 DESC LIMIT 3;"
+q catalog "SELECT c.relname, c.reltuples, pg_relation_size(c.oid) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace;"
+q one "SELECT 1;"
+
+# latency percentiles from pgbench's per-transaction log (column 3: microseconds)
+latency() {
+	local user=$1 script=$2 tag=$3
+	rm -f "$SCRATCH"/pgbench_log.*
+	(cd "$SCRATCH" && dp_as_pg "$DP_PGBIN/pgbench" -n -h "$SCRATCH" -p "$DP_PORT" -U "$user" -c 1 -T "$SECONDS_PER_RUN" \
+		-f "$SCRATCH/$script.sql" -l postgres >/dev/null 2>&1)
+	cat "$SCRATCH"/pgbench_log.* | awk '{print $3}' | sort -n |
+		awk -v tag="$tag" '{a[NR]=$1} END {printf "%-52s n=%-7d p50=%.3f ms  p99=%.3f ms\n", tag, NR, a[int(NR*0.5)]/1000, a[int(NR*0.99)]/1000}'
+}
+latency ana count "dp_count, analyst (guard + charge)"
+latency trusted count "dp_count, trusted role (no guard, no charge)"
+latency ana group "GROUP BY + partition selection, analyst"
+latency trusted group "GROUP BY, trusted role (no partition selection)"
+latency ana join "join + HAVING/ORDER/LIMIT over releases, analyst"
+latency ana catalog "pg_class sizes (masked), analyst"
+latency trusted catalog "pg_class sizes, trusted role"
+latency ana one "SELECT 1, analyst"
+latency trusted one "SELECT 1, trusted role"
