@@ -5,6 +5,7 @@
 #   DP_PGBIN=...            another PostgreSQL 15 installation (test/lib.sh)
 #   ATTACK_REPORT_ONLY=1    report leaks as diagnostics instead of failing
 #   ATTACK_ONLY=regex       run only the attacks whose id matches
+#   ATTACK_VERBOSE=1        note what the analyst received in each attack
 #   ATTACK_NO_BUILD=1       skip the build and install
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -16,7 +17,7 @@ mkdir -p "$SCRATCH/tap"
 cp -r "$DP_ROOT/test/t" "$SCRATCH/tap/t"
 [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$SCRATCH/tap"
 cd "$SCRATCH/tap" && dp_as_pg env PATH="$PATH" TESTDIR="$SCRATCH/tap" DP_ROOT="$DP_ROOT" \
-	ATTACK_REPORT_ONLY="${ATTACK_REPORT_ONLY:-}" ATTACK_ONLY="${ATTACK_ONLY:-}" \
+	ATTACK_REPORT_ONLY="${ATTACK_REPORT_ONLY:-}" ATTACK_ONLY="${ATTACK_ONLY:-}" ATTACK_VERBOSE="${ATTACK_VERBOSE:-}" \
 	ATTACK_LEAK_FILE="${ATTACK_LEAK_FILE:-}" DP_ATTACK_PORT="${DP_ATTACK_PORT:-}" \
 	PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 	prove -v -I "$PGXS_DIR/src/test/perl" -I t t/060_attack_corpus.pl

@@ -31,7 +31,8 @@
 #
 # ATTACK_REPORT_ONLY=1 prints leaks as diagnostics and passes (for a branch
 # whose guard is known to leak); by default every leak fails its ok().
-# ATTACK_ONLY=regex runs only the attacks whose id matches.
+# ATTACK_ONLY=regex runs only the attacks whose id matches; ATTACK_VERBOSE=1
+# notes what the analyst received in each attack (its last run).
 # The positive controls at the end must make every oracle fire, always.
 use strict;
 use warnings;
@@ -498,6 +499,8 @@ for my $a (@attacks)
 		ok(1, $name);
 	}
 	note(sprintf("%s: %.2fs %s", $a->{id}, time - $t0, $summary));
+	note("  out: " . substr($a->{last_run}{out}, 0, 1500) . "\n  err: " . substr($a->{last_run}{err}, 0, 1500))
+	  if $ENV{ATTACK_VERBOSE};
 }
 
 # ------------------------------------------------------------------------
@@ -524,7 +527,7 @@ control('speech', { id => 'ctl_speech', opt => { db => 'atk_ctl' },
 control('charge', { id => 'ctl_charge_reads', opt => { db => 'atk_ctl', reads => 1 },
 	sql => "SELECT count(*) > 0 FROM clinic.patients;\n" });
 control('charge', { id => 'ctl_charge_failed', opt => {},
-	sql => "SELECT dp_count(1, 'laplace(epsilon=0.01)') FROM pub.open_numbers WHERE 1 / (x - 5) > 0;\n" });
+	sql => "SELECT dp_count(1, 'laplace(epsilon=0.01)') IS NOT NULL FROM pub.open_numbers;\nSELECT 1 / 0;\n" });
 control('counters', { id => 'ctl_counters', opt => { db => 'atk_ctl' },
 	sql => "SELECT '\@ctr scanned=' || coalesce(pg_stat_get_tuples_returned('clinic.patients'::regclass)::text, 'NULL');\n" .
 	  "SELECT count(*) > 0 FROM clinic.patients;\nSELECT pg_sleep(1.2);\nSELECT pg_stat_clear_snapshot();\n" .
