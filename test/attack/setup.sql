@@ -1,0 +1,417 @@
+--
+-- Attack corpus set-up, run as superuser in database postgres by
+-- test/t/060_attack_corpus.pl.  Parameters in at-signs are substituted by the
+-- driver (random per run): @CNRY@ is the canary prefix, @NROWS@, @NHEAVY@,
+-- @NEV@ and @NPART@ row counts, @SALT@ varies the incomes.
+--
+-- Roles
+--   atk_owner    owns the protected tables and the DBA's objects (no budget)
+--   atk_analyst  the attacker: a budget, TEMP, schema ana of its own; the
+--                objects in ana were made BEFORE it got its budget
+--   atk_helper   a non-superuser without budget who writes code for the
+--                analyst (schema helper: functions, operators, casts,
+--                aggregates, domains, collations, types), granted to PUBLIC
+--   atk_honest   another analyst whose dp queries must keep working
+--   atk_greedy   an analyst whose budget has no delta limit (class 7)
+-- Protected tables (no privilege for the analyst)
+--   clinic.patients  @NROWS@ rows, one per person: names and notes are
+--                    canaries, one rare diagnosis is a canary (id 17);
+--                    id 17 and every tenth id are "sensitive", id 18 is not
+--   clinic.visits    privacy unit person (g = 1, r = 1): person 1 has
+--                    @NHEAVY@ visits, persons 100..499 one or two
+--   clinic.secret_events  protected, later made an inheritance child of the
+--                    public pub.events by the DBA
+--   clinic.secret_part    protected, later attached as a partition of the
+--                    public pub.parted by the DBA
+-- Public tables (schema pub, SELECT for PUBLIC)
+--
+SET client_min_messages = warning;
+
+CREATE ROLE atk_owner;
+CREATE ROLE atk_analyst LOGIN;
+CREATE ROLE atk_helper LOGIN;
+CREATE ROLE atk_honest LOGIN;
+CREATE ROLE atk_greedy LOGIN;
+GRANT TEMP ON DATABASE postgres TO atk_analyst;
+
+CREATE SCHEMA clinic AUTHORIZATION atk_owner;
+CREATE SCHEMA pub AUTHORIZATION atk_owner;
+CREATE SCHEMA dba AUTHORIZATION atk_owner;
+CREATE SCHEMA helper AUTHORIZATION atk_helper;
+CREATE SCHEMA ana AUTHORIZATION atk_analyst;
+CREATE SCHEMA atk_meta;
+GRANT USAGE ON SCHEMA clinic, pub, dba, helper TO PUBLIC;
+REVOKE ALL ON SCHEMA atk_meta FROM PUBLIC;
+
+CREATE EXTENSION IF NOT EXISTS dblink;
+CREATE EXTENSION IF NOT EXISTS pgstattuple;
+CREATE EXTENSION IF NOT EXISTS pg_visibility;
+CREATE EXTENSION IF NOT EXISTS pg_freespacemap;
+CREATE EXTENSION IF NOT EXISTS pg_buffercache;
+CREATE EXTENSION IF NOT EXISTS pageinspect;
+CREATE EXTENSION IF NOT EXISTS pgrowlocks;
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+CREATE EXTENSION IF NOT EXISTS citext;
+CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
+\if :have_pgss
+CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+\endif
+
+--
+-- protected data (owner atk_owner)
+--
+SET ROLE atk_owner;
+CREATE TABLE clinic.patients (
+	id serial PRIMARY KEY,
+	name text NOT NULL,
+	region text NOT NULL,
+	diagnosis text NOT NULL,
+	age int NOT NULL,
+	income float8 NOT NULL,
+	sensitive boolean NOT NULL,
+	note text,
+	code text NOT NULL
+);
+INSERT INTO clinic.patients (name, region, diagnosis, age, income, sensitive, note, code)
+SELECT '@CNRY@_n' || g,
+       (ARRAY['north', 'south', 'east', 'west'])[g % 4 + 1],
+       CASE WHEN g = 17 THEN '@CNRY@_rare' ELSE (ARRAY['flu', 'cold', 'asthma', 'none'])[(g / 7) % 4 + 1] END,
+       18 + g % 70,
+       ((g::bigint * 7919 + @SALT@) % 100000)::float8,
+       g % 10 = 0 OR g = 17,
+       CASE WHEN g % 5 = 0 THEN '@CNRY@_note' || g END,
+       'key' || g
+FROM generate_series(1, @NROWS@) g;
+UPDATE clinic.patients SET note = '@CNRY@_slash\' WHERE id = 500;
+CREATE INDEX patients_age ON clinic.patients (age);
+CREATE INDEX patients_lname ON clinic.patients (lower(name));
+CREATE INDEX patients_code ON clinic.patients (code);
+CREATE STATISTICS clinic.patients_st (ndistinct, dependencies, mcv) ON region, diagnosis FROM clinic.patients;
+CREATE STATISTICS clinic.patients_expr ON (lower(name)) FROM clinic.patients;
+-- a careless DBA lets everyone use the id sequence (applications insert)
+GRANT USAGE, SELECT ON SEQUENCE clinic.patients_id_seq TO PUBLIC;
+
+CREATE TABLE clinic.visits (person int NOT NULL, ward int NOT NULL, cost float8 NOT NULL, note text NOT NULL);
+INSERT INTO clinic.visits SELECT 1, g % 4, 400, '@CNRY@_heavy' || g FROM generate_series(1, @NHEAVY@) g;
+INSERT INTO clinic.visits SELECT p, p % 4, 10, '@CNRY@_v' || p || '_' || k
+FROM generate_series(100, 499) p, generate_series(1, 1 + p % 2) k;
+CREATE INDEX visits_person ON clinic.visits (person);
+
+CREATE TABLE clinic.secret_events (id int NOT NULL, what text NOT NULL);
+INSERT INTO clinic.secret_events SELECT g, '@CNRY@_ev' || g FROM generate_series(1, @NEV@) g;
+
+-- public tables
+CREATE TABLE pub.regions (region text PRIMARY KEY, population int NOT NULL);
+INSERT INTO pub.regions VALUES ('north', 100), ('south', 200), ('east', 300), ('west', 400);
+-- amplification: the unique key is the parent's; a child (no index) repeats ids 17 and 18
+CREATE TABLE pub.idmap (id int PRIMARY KEY, tag text NOT NULL);
+INSERT INTO pub.idmap SELECT g, 't' || g FROM generate_series(1, 100) g;
+CREATE TABLE pub.idmap_more () INHERITS (pub.idmap);
+INSERT INTO pub.idmap_more SELECT 17 + g % 2, 'dup' FROM generate_series(1, 4000) g;
+-- a deferrable unique constraint anyone may insert into
+CREATE TABLE pub.defer_keys (id int UNIQUE DEFERRABLE INITIALLY DEFERRED, tag text);
+INSERT INTO pub.defer_keys SELECT g, 't' FROM generate_series(1, 100) g;
+GRANT INSERT, UPDATE, DELETE ON pub.defer_keys TO PUBLIC;
+-- a partial unique index, and an expression-only one
+CREATE TABLE pub.partial_keys (id int NOT NULL, tag text);
+CREATE UNIQUE INDEX partial_keys_big ON pub.partial_keys (id) WHERE id > 1000000;
+INSERT INTO pub.partial_keys SELECT 17 + g % 2, 'dup' FROM generate_series(1, 4000) g;
+-- a public table anyone may write, with a proper primary key
+CREATE TABLE pub.writable (id int PRIMARY KEY, tag text);
+GRANT INSERT, UPDATE, DELETE, TRUNCATE ON pub.writable TO PUBLIC;
+-- numbers for the positive controls
+CREATE TABLE pub.open_numbers (x int);
+INSERT INTO pub.open_numbers SELECT g FROM generate_series(1, 10) g;
+-- events: public parent; the DBA later makes the protected table its child
+CREATE TABLE pub.events (id int NOT NULL, what text NOT NULL);
+INSERT INTO pub.events VALUES (0, 'public');
+-- a partitioned public table; the DBA later attaches a protected partition
+CREATE TABLE pub.parted (id int NOT NULL, what text NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE pub.parted_low PARTITION OF pub.parted FOR VALUES FROM (0) TO (1000);
+INSERT INTO pub.parted VALUES (1, 'public');
+CREATE TABLE clinic.secret_part (id int NOT NULL, what text NOT NULL);
+INSERT INTO clinic.secret_part SELECT 1000 + g % 1000, '@CNRY@_part' || g FROM generate_series(1, @NPART@) g;
+GRANT SELECT ON ALL TABLES IN SCHEMA pub TO PUBLIC;
+REVOKE SELECT ON pub.open_numbers FROM PUBLIC;
+GRANT SELECT ON pub.open_numbers TO atk_analyst;
+
+--
+-- the DBA's objects (owner atk_owner unless said otherwise)
+--
+CREATE VIEW dba.patients_v AS SELECT * FROM clinic.patients;
+CREATE VIEW dba.patients_inv WITH (security_invoker) AS SELECT * FROM clinic.patients;
+CREATE VIEW dba.patients_barrier WITH (security_barrier) AS SELECT id, region, age FROM clinic.patients WHERE NOT sensitive;
+CREATE VIEW dba.region_counts AS SELECT region, count(*) AS n FROM clinic.patients GROUP BY region;
+GRANT SELECT ON dba.patients_v, dba.patients_inv, dba.patients_barrier, dba.region_counts TO PUBLIC;
+CREATE FUNCTION dba.count_all() RETURNS bigint LANGUAGE sql SECURITY DEFINER
+	AS $$ SELECT count(*) FROM clinic.patients $$;
+CREATE FUNCTION dba.diagnosis_of(int) RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
+	AS $$ SELECT diagnosis FROM clinic.patients WHERE id = $1 $$;
+-- set-returning functions over the protected tables: inlinable SQL (invoker's
+-- rights), SECURITY DEFINER SQL, PL/pgSQL
+CREATE FUNCTION dba.patients_sql() RETURNS SETOF clinic.patients LANGUAGE sql STABLE
+	AS $$ SELECT * FROM clinic.patients $$;
+CREATE FUNCTION dba.patients_sd() RETURNS SETOF clinic.patients LANGUAGE sql STABLE SECURITY DEFINER
+	AS $$ SELECT * FROM clinic.patients $$;
+CREATE FUNCTION dba.patients_plpgsql() RETURNS SETOF clinic.patients LANGUAGE plpgsql SECURITY DEFINER
+	AS $$ BEGIN RETURN QUERY SELECT * FROM clinic.patients; END $$;
+CREATE VIEW dba.visits_v AS SELECT * FROM clinic.visits;
+GRANT SELECT ON dba.visits_v TO PUBLIC;
+CREATE FUNCTION dba.visits_sql() RETURNS SETOF clinic.visits LANGUAGE sql STABLE
+	AS $$ SELECT * FROM clinic.visits $$;
+CREATE FUNCTION dba.visits_sd() RETURNS SETOF clinic.visits LANGUAGE sql STABLE SECURITY DEFINER
+	AS $$ SELECT * FROM clinic.visits $$;
+CREATE FUNCTION dba.visits_plpgsql() RETURNS SETOF clinic.visits LANGUAGE plpgsql SECURITY DEFINER
+	AS $$ BEGIN RETURN QUERY SELECT * FROM clinic.visits; END $$;
+RESET ROLE;
+-- superuser SECURITY DEFINER functions
+CREATE FUNCTION dba.su_visits() RETURNS SETOF clinic.visits LANGUAGE plpgsql SECURITY DEFINER
+	AS $$ BEGIN RETURN QUERY SELECT * FROM clinic.visits; END $$;
+CREATE FUNCTION dba.su_visits_sql() RETURNS SETOF clinic.visits LANGUAGE sql STABLE SECURITY DEFINER
+	AS $$ SELECT * FROM clinic.visits $$;
+CREATE FUNCTION dba.su_count(tbl regclass) RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
+	AS $$ DECLARE n bigint; BEGIN EXECUTE format('SELECT count(*) FROM %s', tbl) INTO n; RETURN n; END $$;
+CREATE FUNCTION dba.su_exec(q text) RETURNS SETOF text LANGUAGE plpgsql SECURITY DEFINER
+	AS $$ BEGIN RETURN QUERY EXECUTE q; END $$;
+CREATE FUNCTION dba.su_table_size(tbl regclass) RETURNS bigint LANGUAGE sql SECURITY DEFINER
+	AS $$ SELECT pg_catalog.pg_total_relation_size(tbl) $$;
+ALTER FUNCTION dba.su_visits() OWNER TO postgres;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA dba TO PUBLIC;
+
+--
+-- the helper's code (non-superuser, no budget), usable by everyone
+--
+SET ROLE atk_helper;
+CREATE FUNCTION helper.say(anyelement) RETURNS boolean LANGUAGE plpgsql COST 0.0001 AS $$
+BEGIN RAISE NOTICE 'saw %', $1; RETURN true; END $$;
+CREATE FUNCTION helper.say_imm(anyelement) RETURNS boolean LANGUAGE plpgsql IMMUTABLE COST 0.0001 AS $$
+BEGIN RAISE NOTICE 'saw %', $1; RETURN true; END $$;
+CREATE FUNCTION helper.say_sql(text) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$ SELECT helper.say($1) $$;
+CREATE FUNCTION helper.stable_bound() RETURNS float8 LANGUAGE plpgsql STABLE AS $$
+BEGIN RAISE NOTICE 'bound evaluated'; RETURN 100000; END $$;
+CREATE FUNCTION helper.stable_ibound() RETURNS int LANGUAGE plpgsql STABLE AS $$
+BEGIN RAISE NOTICE 'bound evaluated'; RETURN 100; END $$;
+CREATE FUNCTION helper.stable_mech() RETURNS dp_mechanism LANGUAGE plpgsql STABLE AS $$
+BEGIN RAISE NOTICE 'mechanism evaluated'; RETURN 'laplace(epsilon=1)'; END $$;
+CREATE FUNCTION helper.stable_bins() RETURNS text[] LANGUAGE plpgsql STABLE AS $$
+BEGIN RAISE NOTICE 'bins evaluated'; RETURN ARRAY['north', 'south']; END $$;
+-- returns 1 at its first call in a statement's session, a huge bound afterwards
+CREATE FUNCTION helper.flip_bound() RETURNS float8 LANGUAGE plpgsql STABLE AS $$
+BEGIN
+	IF coalesce(current_setting('helper.flip', true), '') = '' THEN
+		PERFORM set_config('helper.flip', 'x', false);
+		RETURN 1;
+	END IF;
+	RETURN 1e15;
+END $$;
+CREATE FUNCTION helper.flip_mech() RETURNS dp_mechanism LANGUAGE plpgsql STABLE AS $$
+BEGIN
+	IF coalesce(current_setting('helper.flipm', true), '') = '' THEN
+		PERFORM set_config('helper.flipm', 'x', false);
+		RETURN 'laplace(epsilon=0.01)';
+	END IF;
+	RETURN 'laplace(epsilon=100)';
+END $$;
+CREATE TYPE helper.pair AS (a int, b int);
+CREATE FUNCTION helper.rec() RETURNS record LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RAISE NOTICE 'record evaluated'; RETURN ROW(1, 2)::helper.pair; END $$;
+CREATE FUNCTION helper.pair_imm() RETURNS helper.pair LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RAISE NOTICE 'pair evaluated'; RETURN ROW(1, 2)::helper.pair; END $$;
+CREATE FUNCTION helper.fail_if(boolean) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN IF $1 THEN RAISE EXCEPTION 'condition held'; END IF; RETURN true; END $$;
+-- operators whose functions talk; eqsel / scalarltsel make the planner run them on statistics
+CREATE FUNCTION helper.eq_say(text, text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RAISE NOTICE 'eq % %', $1, $2; RETURN $1 = $2; END $$;
+CREATE OPERATOR helper.=== (LEFTARG = text, RIGHTARG = text, FUNCTION = helper.eq_say,
+	RESTRICT = eqsel, JOIN = eqjoinsel);
+CREATE FUNCTION helper.lt_say(text, text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RAISE NOTICE 'lt % %', $1, $2; RETURN $1 < $2; END $$;
+CREATE OPERATOR helper.<<< (LEFTARG = text, RIGHTARG = text, FUNCTION = helper.lt_say,
+	RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE FUNCTION helper.int_eq_say(int, int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RAISE NOTICE 'int eq % %', $1, $2; RETURN $1 = $2; END $$;
+CREATE OPERATOR helper.= (LEFTARG = int, RIGHTARG = int, FUNCTION = helper.int_eq_say,
+	RESTRICT = eqsel, JOIN = eqjoinsel);
+CREATE FUNCTION helper.text_eq_say(text, text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RAISE NOTICE 'text eq % %', $1, $2; RETURN $1 = $2; END $$;
+CREATE OPERATOR helper.= (LEFTARG = text, RIGHTARG = text, FUNCTION = helper.text_eq_say,
+	RESTRICT = eqsel, JOIN = eqjoinsel);
+CREATE FUNCTION helper.text_gt_say(text, text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RAISE NOTICE 'text gt % %', $1, $2; RETURN $1 > $2; END $$;
+CREATE OPERATOR helper.> (LEFTARG = text, RIGHTARG = text, FUNCTION = helper.text_gt_say,
+	RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+-- a (composite) type with an implicit cast from text that talks
+CREATE TYPE helper.tag AS (v text);
+CREATE FUNCTION helper.to_tag(text) RETURNS helper.tag LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RAISE NOTICE 'cast %', $1; RETURN ROW($1)::helper.tag; END $$;
+CREATE CAST (text AS helper.tag) WITH FUNCTION helper.to_tag(text) AS IMPLICIT;
+CREATE FUNCTION helper.tag_eq(helper.tag, text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RAISE NOTICE 'tag eq %', $1; RETURN ($1).v = $2; END $$;
+CREATE OPERATOR helper.= (LEFTARG = helper.tag, RIGHTARG = text, FUNCTION = helper.tag_eq);
+CREATE DOMAIN helper.said AS int CHECK (helper.say(VALUE));
+CREATE DOMAIN helper.said_text AS text CHECK (helper.say(VALUE));
+-- an aggregate that collects its input, named like dp_pg's
+CREATE FUNCTION helper.collect(text[], text, dp_mechanism) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$ SELECT $1 || $2 $$;
+CREATE AGGREGATE helper.dp_count(text, dp_mechanism) (SFUNC = helper.collect, STYPE = text[], INITCOND = '{}');
+CREATE FUNCTION helper.collect1(text[], text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$ SELECT $1 || $2 $$;
+CREATE AGGREGATE helper.gather(text) (SFUNC = helper.collect1, STYPE = text[], INITCOND = '{}');
+-- collations: case-, accent- and punctuation-insensitive (nondeterministic)
+CREATE COLLATION helper.loose (provider = icu, locale = 'und-u-ka-shifted-ks-level1', deterministic = false);
+CREATE COLLATION helper.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+-- text keys that are equal under helper.loose: unique under "C" only
+CREATE TABLE helper.loose_keys (k text COLLATE helper.loose NOT NULL, tag text);
+CREATE UNIQUE INDEX loose_keys_c ON helper.loose_keys (k COLLATE "C");
+INSERT INTO helper.loose_keys
+SELECT 'key' || n || repeat('-', g), 'dup' FROM generate_series(1, 2000) g, (VALUES (17), (18)) v(n);
+INSERT INTO helper.loose_keys SELECT 'key' || g, 'one' FROM generate_series(19, 100) g;
+GRANT SELECT ON helper.loose_keys TO PUBLIC;
+-- a unique-looking key on a citext column
+CREATE TABLE helper.cit_keys (k citext PRIMARY KEY, tag text);
+INSERT INTO helper.cit_keys SELECT 'key' || g, 't' FROM generate_series(1, 100) g;
+GRANT SELECT ON helper.cit_keys TO PUBLIC;
+-- size and counter readers: an inlinable SQL function, default arguments,
+-- a procedure with an INOUT argument, an inlinable set-returning function
+CREATE FUNCTION helper.sz(regclass) RETURNS bigint LANGUAGE sql VOLATILE
+	AS $$ SELECT pg_catalog.pg_relation_size($1) $$;
+CREATE FUNCTION helper.live(regclass) RETURNS bigint LANGUAGE sql VOLATILE
+	AS $$ SELECT pg_catalog.pg_stat_get_live_tuples($1::oid) $$;
+CREATE FUNCTION helper.sz_default(t regclass DEFAULT 'clinic.patients',
+	s bigint DEFAULT pg_catalog.pg_total_relation_size('clinic.patients')) RETURNS bigint
+	LANGUAGE sql VOLATILE AS $$ SELECT $2 $$;
+CREATE FUNCTION helper.live_default(n bigint DEFAULT pg_catalog.pg_stat_get_live_tuples('clinic.patients'::regclass))
+	RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN n; END $$;
+CREATE PROCEDURE helper.echo(INOUT x bigint) LANGUAGE plpgsql AS $$ BEGIN NULL; END $$;
+CREATE PROCEDURE helper.say_proc(x bigint) LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'proc %', x; END $$;
+CREATE FUNCTION helper.classes() RETURNS SETOF pg_catalog.pg_class LANGUAGE sql STABLE
+	AS $$ SELECT * FROM pg_catalog.pg_class $$;
+CREATE FUNCTION helper.stats() RETURNS SETOF pg_catalog.pg_stats LANGUAGE sql STABLE
+	AS $$ SELECT * FROM pg_catalog.pg_stats $$;
+CREATE FUNCTION helper.reltuples_of(oid) RETURNS real LANGUAGE sql STABLE
+	AS $$ SELECT reltuples FROM pg_catalog.pg_class WHERE oid = $1 $$;
+CREATE FUNCTION helper.reltuples_plpgsql(oid) RETURNS real LANGUAGE plpgsql STABLE
+	AS $$ BEGIN RETURN (SELECT reltuples FROM pg_catalog.pg_class WHERE oid = $1); END $$;
+CREATE VIEW helper.class_view AS SELECT oid, relname, reltuples, relpages FROM pg_catalog.pg_class;
+GRANT SELECT ON helper.class_view TO PUBLIC;
+-- a table with a trigger that reports what is written
+CREATE TABLE helper.sink (v text);
+GRANT INSERT, SELECT ON helper.sink TO PUBLIC;
+RESET ROLE;
+
+--
+-- objects the analyst made before it got its budget
+--
+SET ROLE atk_analyst;
+CREATE FUNCTION ana.leak(anyelement) RETURNS boolean LANGUAGE plpgsql COST 0.0001 AS $$
+BEGIN RAISE NOTICE 'leaked %', $1; RETURN true; END $$;
+CREATE FUNCTION ana.stable_bound() RETURNS float8 LANGUAGE plpgsql STABLE AS $$
+BEGIN RAISE NOTICE 'own bound evaluated'; RETURN 100000; END $$;
+CREATE FUNCTION ana.read_names() RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN RETURN QUERY SELECT name FROM clinic.patients WHERE sensitive; END $$;
+CREATE FUNCTION ana.rows_sql() RETURNS SETOF clinic.patients LANGUAGE sql STABLE AS $$ SELECT * FROM clinic.patients $$;
+CREATE FUNCTION ana.visits_sql() RETURNS SETOF clinic.visits LANGUAGE sql STABLE AS $$ SELECT * FROM clinic.visits $$;
+CREATE FUNCTION ana.visits_plpgsql() RETURNS SETOF clinic.visits LANGUAGE plpgsql STABLE AS $$ BEGIN RETURN QUERY SELECT * FROM clinic.visits; END $$;
+CREATE VIEW ana.early_v AS SELECT * FROM clinic.patients;
+CREATE VIEW ana.early_dp AS SELECT dp_count(1, 'laplace(epsilon=1)') AS n FROM clinic.patients;
+-- defaults, checks and triggers that read the sizes (evaluated without planning)
+CREATE TABLE ana.sizes (
+	tag text,
+	heap bigint DEFAULT pg_catalog.pg_relation_size('clinic.patients'),
+	total bigint DEFAULT pg_catalog.pg_total_relation_size('clinic.patients'),
+	live bigint DEFAULT pg_catalog.pg_stat_get_live_tuples('clinic.patients'::regclass),
+	ins bigint DEFAULT pg_catalog.pg_stat_get_tuples_inserted('clinic.patients'::regclass),
+	seq bigint DEFAULT pg_catalog.pg_sequence_last_value('clinic.patients_id_seq'),
+	reltuples float8 DEFAULT (pg_catalog.pg_stat_get_live_tuples('clinic.visits'::regclass))
+);
+CREATE TABLE ana.checked (x bigint CHECK (x < pg_catalog.pg_relation_size('clinic.patients')));
+CREATE DOMAIN ana.below_size AS bigint CHECK (VALUE < pg_catalog.pg_relation_size('clinic.patients'));
+CREATE FUNCTION ana.trg_report() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE NOTICE 'trigger fired'; RETURN NEW; END $$;
+CREATE TABLE ana.trig_tab (x bigint);
+CREATE TRIGGER size_gt BEFORE INSERT ON ana.trig_tab FOR EACH ROW
+	WHEN (NEW.x < pg_catalog.pg_relation_size('clinic.patients')) EXECUTE FUNCTION ana.trg_report();
+CREATE TABLE ana.own_keys (id int PRIMARY KEY, tag text);
+INSERT INTO ana.own_keys SELECT g, 't' FROM generate_series(1, 100) g;
+CREATE TABLE ana.rls_keys (id int PRIMARY KEY);
+INSERT INTO ana.rls_keys SELECT g FROM generate_series(1, 100) g;
+ALTER TABLE ana.rls_keys ENABLE ROW LEVEL SECURITY;
+ALTER TABLE ana.rls_keys FORCE ROW LEVEL SECURITY;
+CREATE POLICY p ON ana.rls_keys USING (helper.say(id));
+CREATE TABLE ana.partial_keys (id int NOT NULL);
+CREATE UNIQUE INDEX own_partial ON ana.partial_keys (id) WHERE id < 0;
+INSERT INTO ana.partial_keys SELECT 17 + g % 2 FROM generate_series(1, 4000) g;
+-- a unique index left invalid by a failed CREATE INDEX CONCURRENTLY (made below, outside a transaction)
+CREATE TABLE ana.invalid_keys (id int NOT NULL);
+INSERT INTO ana.invalid_keys SELECT 17 + g % 2 FROM generate_series(1, 4000) g;
+CREATE SEQUENCE ana.s;
+CREATE VIEW ana.class_view AS SELECT oid, relname, reltuples, relpages FROM pg_catalog.pg_class;
+CREATE MATERIALIZED VIEW ana.class_mv AS SELECT oid, relname, reltuples, relpages FROM pg_catalog.pg_class WITH NO DATA;
+CREATE TABLE ana.log (v text);
+RESET ROLE;
+\set ON_ERROR_STOP 0
+SET ROLE atk_analyst;
+CREATE UNIQUE INDEX CONCURRENTLY invalid_keys_id ON ana.invalid_keys (id);
+RESET ROLE;
+\set ON_ERROR_STOP 1
+
+-- statistics everywhere (the protected tables' MCVs and histograms exist)
+ANALYZE;
+
+--
+-- protection and budgets
+--
+SELECT dp_pg.protect('clinic.patients');
+SELECT dp_pg.protect('clinic.visits', 'person', 1, 1);
+SELECT dp_pg.set_public_keys('clinic.visits', 'ward', ARRAY[0, 1, 2, 3]);
+SELECT dp_pg.protect('clinic.secret_events');
+SELECT dp_pg.protect('clinic.secret_part');
+-- later, the DBA attaches protected tables to public parents
+SET ROLE atk_owner;
+ALTER TABLE clinic.secret_events INHERIT pub.events;
+ALTER TABLE pub.parted ATTACH PARTITION clinic.secret_part FOR VALUES FROM (1000) TO (2000);
+RESET ROLE;
+-- and keeps the parents' statistics fresh (inherited statistics include the children)
+ANALYZE pub.events, pub.parted;
+SELECT dp_pg.set_budget('atk_analyst', 1e9, 0.9);
+SELECT dp_pg.set_budget('atk_honest', 1e9, 1e-3);
+-- a DBA's careless budget: no delta limit
+SELECT dp_pg.set_budget('atk_greedy', 1e9, NULL);
+
+-- the pg_stat_statements rows of the set-up exist (tracked as superuser)
+SELECT count(*) >= 0 FROM clinic.patients;
+SELECT pg_sleep(1.1);
+
+-- numeric canaries (superuser's truth), read by the driver
+CREATE FUNCTION atk_meta.numeric_canaries(OUT name text, OUT value numeric) RETURNS SETOF record
+LANGUAGE sql AS $$
+	SELECT 'rows.patients', count(*)::numeric FROM clinic.patients
+	UNION ALL SELECT 'rows.visits', count(*) FROM clinic.visits
+	UNION ALL SELECT 'rows.heavy', count(*) FROM clinic.visits WHERE person = 1
+	UNION ALL SELECT 'sum.income', sum(income)::numeric FROM clinic.patients
+	UNION ALL SELECT 'sum.age', sum(age) FROM clinic.patients
+	UNION ALL SELECT 'sum.visits_cost', sum(cost)::numeric FROM clinic.visits
+	UNION ALL SELECT 'seq.patients', last_value FROM clinic.patients_id_seq
+	UNION ALL SELECT 'heap.patients', pg_relation_size('clinic.patients')
+	UNION ALL SELECT 'table.patients', pg_table_size('clinic.patients')
+	UNION ALL SELECT 'total.patients', pg_total_relation_size('clinic.patients')
+	UNION ALL SELECT 'indexes.patients', pg_indexes_size('clinic.patients')
+	UNION ALL SELECT 'pages.patients', relpages FROM pg_class WHERE oid = 'clinic.patients'::regclass
+	UNION ALL SELECT 'live.patients', pg_stat_get_live_tuples('clinic.patients'::regclass)
+	UNION ALL SELECT 'ins.patients', pg_stat_get_tuples_inserted('clinic.patients'::regclass)
+	UNION ALL SELECT 'live.visits', pg_stat_get_live_tuples('clinic.visits'::regclass)
+	UNION ALL SELECT 'rows.secret_events', count(*) FROM clinic.secret_events
+	UNION ALL SELECT 'rows.secret_part', count(*) FROM clinic.secret_part
+	UNION ALL SELECT 'rows.events_parent', count(*) FROM pub.events
+	UNION ALL SELECT 'rows.parted_parent', count(*) FROM pub.parted
+	UNION ALL SELECT 'heap.secret_events', pg_relation_size('clinic.secret_events')
+	UNION ALL SELECT 'heap.secret_part', pg_relation_size('clinic.secret_part')
+	UNION ALL SELECT 'heap.visits', pg_relation_size('clinic.visits')
+	UNION ALL SELECT 'total.visits', pg_total_relation_size('clinic.visits')
+	UNION ALL SELECT 'hidden_total', sum(pg_total_relation_size(relid)) FROM dp_pg.protected_tables
+	UNION ALL SELECT 'idx.' || c.relname, pg_relation_size(c.oid)
+	          FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+	          WHERE i.indrelid IN ('clinic.patients'::regclass, 'clinic.visits'::regclass)
+	            AND pg_relation_size(c.oid) >= 100000
+$$;
+
+-- the control database: the same data, unprotected, readable by the analyst
+CREATE DATABASE atk_ctl;
