@@ -52,6 +52,10 @@
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "utils/fmgroids.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_statistic_ext.h"
@@ -102,6 +106,52 @@ DpHide(Oid relid)
 		hidden_count++;
 }
 
+/* The parents of relid (inheritance or partitioning). */
+static List *
+DpParentsOf(Oid relid)
+{
+	Relation	inh = table_open(InheritsRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *parents = NIL;
+
+	ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(inh, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		parents = lappend_oid(parents, ((Form_pg_inherits) GETSTRUCT(tup))->inhparent);
+	systable_endscan(scan);
+	table_close(inh, AccessShareLock);
+	return parents;
+}
+
+/* Hide relid, its indexes, its TOAST table and TOAST index. */
+static void
+DpHideRelation(Oid relid)
+{
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+	ListCell   *lc;
+
+	if (rel == NULL)
+		return;
+	DpHide(relid);
+	foreach(lc, RelationGetIndexList(rel))
+		DpHide(lfirst_oid(lc));
+	if (OidIsValid(rel->rd_rel->reltoastrelid))
+	{
+		Relation	toast = try_relation_open(rel->rd_rel->reltoastrelid, AccessShareLock);
+
+		DpHide(rel->rd_rel->reltoastrelid);
+		if (toast != NULL)
+		{
+			foreach(lc, RelationGetIndexList(toast))
+				DpHide(lfirst_oid(lc));
+			relation_close(toast, AccessShareLock);
+		}
+	}
+	relation_close(rel, AccessShareLock);
+}
+
 /* Rebuild the hidden set for the current user if its inputs changed. */
 static void
 DpHiddenRefresh(void)
@@ -144,35 +194,24 @@ DpHiddenRefresh(void)
 	foreach(lc, prot)
 	{
 		DpProtected *p = lfirst(lc);
-		Relation	rel;
 		List	   *owned;
+		List	   *ancestors;
 		ListCell   *lc2;
 		bool		missing = false;
 
 		if ((!analyst && pg_class_aclcheck_ext(p->relid, user, ACL_SELECT, &missing) == ACLCHECK_OK) || missing)
 			continue;			/* readable, or dropped since it was protected */
-		rel = try_relation_open(p->relid, AccessShareLock);
-		if (rel == NULL)
-			continue;
-		DpHide(p->relid);
-		foreach(lc2, RelationGetIndexList(rel))
-			DpHide(lfirst_oid(lc2));
-		if (OidIsValid(rel->rd_rel->reltoastrelid))
-		{
-			Relation	toast = try_relation_open(rel->rd_rel->reltoastrelid, AccessShareLock);
-
-			DpHide(rel->rd_rel->reltoastrelid);
-			if (toast != NULL)
-			{
-				foreach(lc2, RelationGetIndexList(toast))
-					DpHide(lfirst_oid(lc2));
-				relation_close(toast, AccessShareLock);
-			}
-		}
+		DpHideRelation(p->relid);
 		owned = getOwnedSequences(p->relid);
 		foreach(lc2, owned)
 			DpHide(lfirst_oid(lc2));
-		relation_close(rel, AccessShareLock);
+		/* a parent's numbers (inherited statistics, reltuples of a partitioned table) include it */
+		ancestors = DpParentsOf(p->relid);
+		foreach(lc2, ancestors)
+		{
+			DpHideRelation(lfirst_oid(lc2));
+			ancestors = list_concat(ancestors, DpParentsOf(lfirst_oid(lc2)));
+		}
 	}
 	hidden_user = user;
 	hidden_epoch = epoch;
