@@ -13,6 +13,7 @@ OBJS = \
 	src/sample.o \
 	src/agg_common.o \
 	src/callsite.o \
+	src/plantree.o \
 	src/agg_count.o \
 	src/agg_state.o \
 	src/fixedsum.o \

@@ -75,6 +75,7 @@
 #include "callsite.h"
 #include "guc.h"
 #include "ledger.h"
+#include "plantree.h"
 
 /* The call sites of one running query. */
 typedef struct DpQuerySites
@@ -944,60 +945,16 @@ DpBindWalker(Node *node, DpBindContext *cxt)
 	return expression_tree_walker(node, DpBindWalker, cxt);
 }
 
-/* Bind the constant arguments in a plan tree (every node, every child). */
-static void
-DpBindPlan(Plan *plan, DpBindContext *cxt)
+/* Plan visitor: bind the constant arguments of an Agg node's dp aggregates. */
+static bool
+DpBindVisitor(Plan *plan, void *context)
 {
-	ListCell   *lc;
-
-	if (plan == NULL)
-		return;
 	if (IsA(plan, Agg))
 	{
-		(void) DpBindWalker((Node *) plan->targetlist, cxt);
-		(void) DpBindWalker((Node *) plan->qual, cxt);
+		(void) DpBindWalker((Node *) plan->targetlist, (DpBindContext *) context);
+		(void) DpBindWalker((Node *) plan->qual, (DpBindContext *) context);
 	}
-	DpBindPlan(plan->lefttree, cxt);
-	DpBindPlan(plan->righttree, cxt);
-	switch (nodeTag(plan))
-	{
-		case T_Append:
-			foreach(lc, ((Append *) plan)->appendplans)
-				DpBindPlan(lfirst(lc), cxt);
-			break;
-		case T_MergeAppend:
-			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				DpBindPlan(lfirst(lc), cxt);
-			break;
-		case T_BitmapAnd:
-			foreach(lc, ((BitmapAnd *) plan)->bitmapplans)
-				DpBindPlan(lfirst(lc), cxt);
-			break;
-		case T_BitmapOr:
-			foreach(lc, ((BitmapOr *) plan)->bitmapplans)
-				DpBindPlan(lfirst(lc), cxt);
-			break;
-		case T_SubqueryScan:
-			DpBindPlan(((SubqueryScan *) plan)->subplan, cxt);
-			break;
-		case T_CustomScan:
-			foreach(lc, ((CustomScan *) plan)->custom_plans)
-				DpBindPlan(lfirst(lc), cxt);
-			break;
-		default:
-			break;
-	}
-}
-
-/* Bind the constant arguments of every plan of a statement. */
-static void
-DpBindStmt(PlannedStmt *stmt, DpBindContext *cxt)
-{
-	ListCell   *lc;
-
-	DpBindPlan(stmt->planTree, cxt);
-	foreach(lc, stmt->subplans)
-		DpBindPlan(lfirst(lc), cxt);
+	return false;
 }
 
 /*
@@ -1013,7 +970,7 @@ DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags)
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || queryDesc->plannedstmt->commandType == CMD_UTILITY)
 		return;
 	memset(&cxt, 0, sizeof(cxt));
-	DpBindStmt(queryDesc->plannedstmt, &cxt);
+	(void) DpPlanWalkStmt(queryDesc->plannedstmt, DpBindVisitor, &cxt);
 	if (!cxt.found)
 		return;
 	cxt.modify = true;
@@ -1026,7 +983,7 @@ DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags)
 
 		queryDesc->plannedstmt = copyObject(queryDesc->plannedstmt);
 		MemoryContextSwitchTo(old);
-		DpBindStmt(queryDesc->plannedstmt, &cxt);
+		(void) DpPlanWalkStmt(queryDesc->plannedstmt, DpBindVisitor, &cxt);
 	}
 	PG_FINALLY();
 	{

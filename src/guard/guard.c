@@ -28,25 +28,6 @@
 
 #include "guard/guard.h"
 
-/* Walker: count the protected relations a query tree reads. */
-static bool
-DpProtectedReadsWalker(Node *node, int *count)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, RangeTblEntry))
-	{
-		RangeTblEntry *r = (RangeTblEntry *) node;
-
-		if (r->rtekind == RTE_RELATION && DpIsProtected(r->relid))
-			(*count)++;
-		return false;
-	}
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, DpProtectedReadsWalker, count, QTW_EXAMINE_RTES_BEFORE);
-	return expression_tree_walker(node, DpProtectedReadsWalker, count);
-}
-
 /* The protected table the top level of q reads, or NULL. */
 static DpProtected *
 DpTopLevelProtected(Query *q, List *prot)
@@ -98,13 +79,12 @@ DpGuardBoundTrusted(Query *parse, List *prot, DpPlanCheck *check)
 static void
 DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 {
-	int			reads = 0;
+	int			reads = DpReadsProtected(parse);
 	DpProtected *p;
 	DpShape		shape;
 	Query	   *d;
 	DpUnitBound ub;
 
-	(void) DpProtectedReadsWalker((Node *) parse, &reads);
 	if (reads == 0)
 	{
 		DpGuardBoundTrusted(parse, prot, check);	/* dp_pg.privacy_unit on an analyst's own table */

@@ -290,6 +290,9 @@ typedef struct DpPlanCheck
 	bool		dp_aggregates;	/* a dp aggregate anywhere */
 } DpPlanCheck;
 
+/* The number of protected relations a query tree reads (at any depth). */
+extern int	DpReadsProtected(Query *parse);
+
 /* Count what the query reads (before planning). */
 extern void DpReadsBeforePlanning(Query *parse, DpPlanCheck *check);
 

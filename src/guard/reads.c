@@ -43,6 +43,7 @@
 #include "utils/lsyscache.h"
 
 #include "callsite.h"
+#include "plantree.h"
 #include "guard/guard.h"
 
 /* Stamps in PlannedStmt->invalItems (cache ids no catalog cache has). */
@@ -97,6 +98,18 @@ DpCountWalker(Node *node, DpReadCount *c)
 	return expression_tree_walker(node, DpCountWalker, c);
 }
 
+/* The number of protected relations a query tree reads (at any depth). */
+int
+DpReadsProtected(Query *parse)
+{
+	DpReadCount c;
+
+	memset(&c, 0, sizeof(c));
+	c.prot = DpProtectedTables();
+	(void) DpCountWalker((Node *) parse, &c);
+	return c.protected_reads;
+}
+
 /* Count what the query reads (before planning). */
 void
 DpReadsBeforePlanning(Query *parse, DpPlanCheck *check)
@@ -132,75 +145,28 @@ DpHasDpAggrefWalker(Node *node, void *context)
 	return expression_tree_walker(node, DpHasDpAggrefWalker, context);
 }
 
-/* Walker over a plan tree: true if an Agg node computes a dp aggregate. */
+/* Plan visitor: an Agg node that computes a dp aggregate. */
 static bool
-DpPlanHasDpAggregate(Plan *plan)
+DpDpAggregateVisitor(Plan *plan, void *context)
 {
-	ListCell   *lc;
-
-	if (plan == NULL)
-		return false;
-	if (IsA(plan, Agg) &&
-		(DpHasDpAggrefWalker((Node *) plan->targetlist, NULL) || DpHasDpAggrefWalker((Node *) plan->qual, NULL)))
-		return true;
-	if (DpPlanHasDpAggregate(plan->lefttree) || DpPlanHasDpAggregate(plan->righttree))
-		return true;
-	switch (nodeTag(plan))
-	{
-		case T_Append:
-			foreach(lc, ((Append *) plan)->appendplans)
-				if (DpPlanHasDpAggregate(lfirst(lc)))
-					return true;
-			break;
-		case T_MergeAppend:
-			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				if (DpPlanHasDpAggregate(lfirst(lc)))
-					return true;
-			break;
-		case T_SubqueryScan:
-			return DpPlanHasDpAggregate(((SubqueryScan *) plan)->subplan);
-		default:
-			break;
-	}
-	return false;
+	return IsA(plan, Agg) &&
+		(DpHasDpAggrefWalker((Node *) plan->targetlist, NULL) || DpHasDpAggrefWalker((Node *) plan->qual, NULL));
 }
 
-/* True if a plan tree scans the rows of a function that is not built into PostgreSQL. */
+/* Plan visitor: a scan of the rows of a function that is not built into PostgreSQL. */
 static bool
-DpPlanScansFunction(Plan *plan)
+DpFunctionScanVisitor(Plan *plan, void *context)
 {
 	ListCell   *lc;
 
-	if (plan == NULL)
+	if (!IsA(plan, FunctionScan))
 		return false;
-	if (IsA(plan, FunctionScan))
+	foreach(lc, ((FunctionScan *) plan)->functions)
 	{
-		foreach(lc, ((FunctionScan *) plan)->functions)
-		{
-			Node	   *e = lfirst_node(RangeTblFunction, lc)->funcexpr;
+		Node	   *e = lfirst_node(RangeTblFunction, lc)->funcexpr;
 
-			if (!IsA(e, FuncExpr) || ((FuncExpr *) e)->funcid >= FirstNormalObjectId)
-				return true;
-		}
-	}
-	if (DpPlanScansFunction(plan->lefttree) || DpPlanScansFunction(plan->righttree))
-		return true;
-	switch (nodeTag(plan))
-	{
-		case T_Append:
-			foreach(lc, ((Append *) plan)->appendplans)
-				if (DpPlanScansFunction(lfirst(lc)))
-					return true;
-			break;
-		case T_MergeAppend:
-			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				if (DpPlanScansFunction(lfirst(lc)))
-					return true;
-			break;
-		case T_SubqueryScan:
-			return DpPlanScansFunction(((SubqueryScan *) plan)->subplan);
-		default:
-			break;
+		if (!IsA(e, FuncExpr) || ((FuncExpr *) e)->funcid >= FirstNormalObjectId)
+			return true;
 	}
 	return false;
 }
@@ -209,14 +175,7 @@ DpPlanScansFunction(Plan *plan)
 static bool
 DpStmtHasDpAggregate(PlannedStmt *stmt)
 {
-	ListCell   *lc;
-
-	if (DpPlanHasDpAggregate(stmt->planTree))
-		return true;
-	foreach(lc, stmt->subplans)
-		if (DpPlanHasDpAggregate(lfirst(lc)))
-			return true;
-	return false;
+	return DpPlanWalkStmt(stmt, DpDpAggregateVisitor, NULL);
 }
 
 /* Count the relations of a plan's flattened range table. */
@@ -292,17 +251,9 @@ DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 	 * table read inside it, which its own query would have refused only after
 	 * this one is charged: refuse it here, before the charge.
 	 */
-	if (check->analyst && DpStmtHasDpAggregate(stmt))
-	{
-		ListCell   *lc;
-		bool		scans = DpPlanScansFunction(stmt->planTree);
-
-		foreach(lc, stmt->subplans)
-			scans = scans || DpPlanScansFunction(lfirst(lc));
-		if (scans)
-			DpGuardRefuse("dp aggregates over the rows of a function are not allowed for analysts",
-						  "The function could read a protected table where no dp query bounds it.");
-	}
+	if (check->analyst && DpStmtHasDpAggregate(stmt) && DpPlanWalkStmt(stmt, DpFunctionScanVisitor, NULL))
+		DpGuardRefuse("dp aggregates over the rows of a function are not allowed for analysts",
+					  "The function could read a protected table where no dp query bounds it.");
 	if (check->analyst && c.protected_reads > 0)
 	{
 		DpStamp(stmt, DP_STAMP_ANALYST, DpSessionEpoch());
