@@ -52,10 +52,10 @@ dp_build_install() {
 }
 
 # Create a scratch directory readable by the postgres user; prints its path.
-# $1 names it (default dp_pg: /tmp/dp_pg.XXXXXX).
+# $1 names it (default dp_pg: $TMPDIR/dp_pg.XXXXXX, TMPDIR default /tmp).
 dp_scratch() {
 	local d
-	d=$(mktemp -d "/tmp/${1:-dp_pg}.XXXXXX")
+	d=$(mktemp -d "${TMPDIR:-/tmp}/${1:-dp_pg}.XXXXXX")
 	chmod 755 "$d"
 	[ "$(id -u)" = 0 ] && chown postgres:postgres "$d"
 	echo "$d"

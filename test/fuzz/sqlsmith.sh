@@ -107,7 +107,14 @@ smith() {
 		timeout -k 10 $((60 + m / 5)) sqlsmith --target="$CONN" --seed="$next_seed" --max-queries="$m" \
 			--dump-all-queries --verbose "$@" >>"$OUT/queries_$name.sql" 2>>"$OUT/sqlsmith_$name.err"
 		rc=$?
-		[ $rc = 0 ] || { echo "sqlsmith ($name, seed $next_seed) exited with $rc"; smith_failed=1; }
+		# killed by the time limit: the server may hang (a failure); any other
+		# exit of sqlsmith itself is its own problem: the statements it wrote
+		# are replayed all the same
+		case $rc in
+		0) ;;
+		124 | 137) echo "sqlsmith ($name, seed $next_seed) did not finish in time"; smith_failed=1 ;;
+		*) echo "sqlsmith ($name, seed $next_seed) exited with $rc (warning)" ;;
+		esac
 		next_seed=$((next_seed + 1))
 		runs=$((runs + 1))
 		n=$((n - m))
@@ -199,7 +206,7 @@ report() {
 if [ $replay_rc != 0 ] || [ -z "$leak" ] || [ -z "$charge" ]; then
 	echo "fuzz oracle harness: FAILED (replay exited with $replay_rc)"; fail=1
 elif [ -n "$smith_failed" ]; then
-	echo "fuzz oracle harness: FAILED (sqlsmith did not finish)"; fail=1
+	echo "fuzz oracle harness: FAILED (sqlsmith did not finish in time)"; fail=1
 fi
 report crash "$crash" "$crash_why"
 report leak "${leak:-?}" "statements whose output holds a canary secret"
