@@ -156,7 +156,7 @@ open my $viol, '>', "$o{out}/violations.txt" or die $!;
 
 my %c = (executed => 0, ok => 0, error => 0, truncated => 0, touched => 0, touched_ok => 0, function_not_called => 0,
 	touched_refused => 0, charged => 0, charged_ok => 0, leak => 0, charge => 0, reconnects => 0);
-my (%by_state, %touched_by_state);
+my (%by_state, %touched_by_state, %per_file);
 my $t_start = time;
 
 sub oneline { my $s = shift // ''; $s =~ s/\s+/ /g; substr($s, 0, 160) }
@@ -256,6 +256,10 @@ for my $st (@stmts) {
 		else { $c{touched_ok}++ }
 	}
 	$c{charged_ok}++ if $charged > 0 && $status ne 'error';
+	my $pf = $per_file{$file =~ s{.*/}{}r} //= {n => 0, ok => 0, charged => 0, order => scalar keys %per_file};
+	$pf->{n}++;
+	$pf->{ok}++ if $status ne 'error';
+	$pf->{charged}++ if $charged > 0;
 	my @why;
 	if (@leaks) {
 		$c{leak}++;
@@ -308,6 +312,9 @@ my %label = ('' => 'no SQLSTATE', '42501' => 'insufficient privilege / guard', '
 	'42P01' => 'undefined table', '22008' => 'datetime field overflow', '22007' => 'invalid datetime format');
 printf "replayed %d of %d statements in %.0f s as %s: %d succeeded (%d truncated reads), %d failed, %d charged, %d reconnects\n",
 	$c{executed}, scalar(@stmts), $secs, $o{analyst}, $c{ok}, $c{truncated}, $c{error}, $c{charged}, $c{reconnects};
+for my $f (sort { $per_file{$a}{order} <=> $per_file{$b}{order} } keys %per_file) {
+	printf "  %-24s %6d statements, %6d succeeded, %6d charged\n", $f, @{$per_file{$f}}{qw(n ok charged)};
+}
 print "errors by SQLSTATE:\n";
 for my $s (sort { $by_state{$b} <=> $by_state{$a} || $a cmp $b } keys %by_state) {
 	printf "  %-6s %6d  %s\n", $s || '-', $by_state{$s}, $label{$s} // '';

@@ -62,12 +62,13 @@ SELECT dp_pg.protect('visits', 'patient_id', max_groups_contributed => 2, max_ro
 SELECT dp_pg.set_public_keys('patients', 'region', ARRAY['north', 'south', 'east', 'west']);
 VACUUM (ANALYZE);
 
--- the analyst: a huge budget, noise far above one row, a short statement timeout
+-- the analyst: a huge budget, a short statement timeout, and by default noise so
+-- large (scale 1e9) that no honest release equals a secret number by chance
 CREATE ROLE analyst LOGIN;
 SELECT dp_pg.set_budget('analyst', epsilon => 1e12, delta => 0.5);
 ALTER ROLE analyst SET statement_timeout = '2s';
 ALTER ROLE analyst SET lock_timeout = '1s';
-ALTER ROLE analyst SET dp_pg.default_mechanism = 'laplace(epsilon=0.0001)';
+ALTER ROLE analyst SET dp_pg.default_mechanism = 'laplace(epsilon=0.000000001)';
 GRANT SELECT ON regions, wards, patient_view, visit_view TO analyst;
 GRANT EXECUTE ON FUNCTION patient_name(int), ward_visit_count(text), ward_dp_count(text) TO analyst;
 

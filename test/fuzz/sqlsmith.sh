@@ -9,8 +9,12 @@
 # protected tables granted to the analyst; an analyst with a huge budget), then
 # lets sqlsmith generate and run random SQL as the analyst: most of the queries
 # without the system catalogs (--exclude-catalog), SQLSMITH_CATALOG_PERCENT of
-# them with.  Every generated statement is then replayed as the analyst by
-# test/fuzz/replay.pl.  Oracles, each a failure:
+# them with.  sqlsmith never writes a query the guard answers, so
+# test/fuzz/derive.pl also puts every predicate sqlsmith wrote on a protected
+# table into dp queries of the guard's shape.  Every statement (sqlsmith's, the
+# derived ones, and test/fuzz/sanity.sql: dp queries that must be answered and
+# charged) is then replayed as the analyst by test/fuzz/replay.pl.  Oracles,
+# each a failure:
 #
 #   crash   the server stays up for the whole run: no backend terminated by a
 #           signal, no PANIC, no crash restart, the postmaster still runs and
@@ -128,6 +132,10 @@ if [ -n "${FUZZ_REPLAY:-}" ]; then
 else
 	[ "$n_nocat" -gt 0 ] && smith nocatalog "$n_nocat" --exclude-catalog
 	[ "$n_cat" -gt 0 ] && smith catalog "$n_cat"
+	# sqlsmith's predicates on a protected table, put into dp queries the guard
+	# may answer (test/fuzz/derive.pl)
+	perl "$FUZZ_DIR/derive.pl" "$OUT"/queries_nocatalog.sql "$OUT"/queries_catalog.sql \
+		>"$OUT/queries_derived.sql" || harness_fail "derive.pl"
 fi
 t_smith=$(($(date +%s) - t0))
 
@@ -163,7 +171,7 @@ t0=$(date +%s)
 # answered statements are seen and their charges counted
 cp "$FUZZ_DIR/sanity.sql" "$OUT/queries_sanity.sql"
 qfiles=()
-for f in nocatalog catalog replay sanity control; do
+for f in nocatalog catalog derived replay sanity control; do
 	[ -f "$OUT/queries_$f.sql" ] && qfiles+=("$OUT/queries_$f.sql")
 done
 # a wall-clock limit far above what the replay needs (about 5 ms a statement)
