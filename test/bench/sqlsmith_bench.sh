@@ -8,7 +8,7 @@
 # SQLSMITH_QUERIES (default 50000), SQLSMITH_SEED (default 1) and the other
 # variables of test/fuzz/sqlsmith.sh apply; the generated queries, the per
 # statement log (statements.tsv), the violations and the server log are kept in
-# FUZZ_OUT (default /tmp/dp_pg_sqlsmith_bench).  Takes about 10 minutes per
+# FUZZ_OUT (default /tmp/dp_pg_sqlsmith_bench).  Takes about 11 minutes per
 # 50,000 queries on a 2-core machine.  Exits as test/fuzz/sqlsmith.sh does:
 # non-zero on any violation.
 set -uo pipefail
