@@ -6,6 +6,8 @@
 #   pg_regress (SQL behaviour and every error path)            sql/, expected/
 #   isolation specs (concurrent sessions)                      test/isolation
 #   TAP (restarts, configuration, crashes)                     test/t
+#   fuzz: sqlsmith as a hostile analyst, and its positive      test/fuzz
+#         control (every oracle must fire)
 #
 # Works on a fresh Debian 12 machine as root: installs the packages it needs,
 # builds and installs dp_pg, and runs the server as the postgres user in a
@@ -112,6 +114,27 @@ if [ "$F" != 0 ]; then
 		[ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
 	done
 fi
+
+echo "=== fuzz (test/fuzz/sqlsmith.sh, sqlsmith as a hostile analyst)"
+# one test per oracle (crash, leak, charge); then the positive control, which
+# breaks the system on purpose: one test, passed if every oracle fired
+fuzz_env="DP_FUZZ_PORT=${DP_FUZZ_PORT:-$((DP_PORT + 38))} DP_FUZZ_SKIP_BUILD=1"
+env $fuzz_env SQLSMITH_QUERIES="${SQLSMITH_QUERIES:-2000}" FUZZ_OUT="$SCRATCH/fuzz" \
+	bash "$DP_ROOT/test/fuzz/sqlsmith.sh" 2>&1 | tee "$SCRATCH/fuzz.out"
+P=$(grep -c '^fuzz oracle [a-z]*: ok$' "$SCRATCH/fuzz.out")
+F=$(grep -c '^fuzz oracle [a-z]*: \(VIOLATION\|FAILED\)' "$SCRATCH/fuzz.out")
+grep -q '^fuzz result: ' "$SCRATCH/fuzz.out" || F=$((F + 1))
+echo "--- fuzz positive control (FUZZ_POSITIVE_CONTROL=1: every oracle must report a violation)"
+env $fuzz_env SQLSMITH_QUERIES=200 FUZZ_POSITIVE_CONTROL=1 FUZZ_OUT="$SCRATCH/fuzz_control" \
+	bash "$DP_ROOT/test/fuzz/sqlsmith.sh" >"$SCRATCH/fuzz_control.out" 2>&1
+grep '^fuzz ' "$SCRATCH/fuzz_control.out"
+fired=$(grep -c '^fuzz oracle \(crash\|leak\|charge\): VIOLATION' "$SCRATCH/fuzz_control.out")
+if [ "$fired" = 3 ] && ! grep -q '^fuzz oracle harness' "$SCRATCH/fuzz_control.out"; then
+	echo "positive control: every oracle fired"; P=$((P + 1))
+else
+	echo "positive control: only $fired of 3 oracles fired"; F=$((F + 1))
+fi
+record fuzz $P $F
 
 echo
 echo "=== dp_pg test summary"

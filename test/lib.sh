@@ -19,9 +19,10 @@ dp_as_pg() {
 	fi
 }
 
-# Install the Debian packages dp_pg builds and tests with (only missing ones).
+# Install the Debian packages dp_pg builds and tests with (only missing ones),
+# and the extra packages named as arguments.
 dp_install_deps() {
-	local pkgs="postgresql-$DP_PGVER postgresql-server-dev-$DP_PGVER postgresql-contrib libssl-dev libipc-run-perl make gcc perl"
+	local pkgs="postgresql-$DP_PGVER postgresql-server-dev-$DP_PGVER postgresql-contrib libssl-dev libipc-run-perl make gcc perl $*"
 	local missing=""
 	local p
 	for p in $pkgs; do
@@ -51,9 +52,10 @@ dp_build_install() {
 }
 
 # Create a scratch directory readable by the postgres user; prints its path.
+# $1 names it (default dp_pg: $TMPDIR/dp_pg.XXXXXX, TMPDIR default /tmp).
 dp_scratch() {
 	local d
-	d=$(mktemp -d /tmp/dp_pg.XXXXXX)
+	d=$(mktemp -d "${TMPDIR:-/tmp}/${1:-dp_pg}.XXXXXX")
 	chmod 755 "$d"
 	[ "$(id -u)" = 0 ] && chown postgres:postgres "$d"
 	echo "$d"
