@@ -146,6 +146,7 @@ SELECT dp_test.err(q) AS error FROM unnest(ARRAY[
 	'SELECT dp_pg.set_budget(''dp_ana'', 0, 1e-6)',
 	'SELECT dp_pg.set_budget(''dp_ana'', -1, 1e-6)',
 	'SELECT dp_pg.set_budget(''dp_ana'', 1, 1)',
+	'SELECT dp_pg.set_budget(''dp_ana'', 1, -1e-9)',
 	'SELECT dp_pg.set_budget(''dp_ana'', 1, ''NaN'')',
 	'SELECT dp_pg.set_budget(''dp_ana'', 1, 1e-6, 0)',
 	'SELECT dp_pg.set_budget(NULL, 1, 1e-6)',
@@ -179,3 +180,24 @@ SELECT * FROM dp_test.since_mark('dp_ana');
 SELECT epsilon, delta, rho IS NULL AS no_rho, rdp IS NULL AS no_rdp
 FROM dp_pg.ledger_entries WHERE role = 'dp_ana'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
 
+
+-- a delta limit of 0 is pure DP: charges without delta fit; a Gaussian, a
+-- zCDP charge or partition selection is DP001 (delta), nothing charged
+CREATE ROLE dp_pure;
+GRANT SELECT ON dp_people TO dp_pure;
+SELECT dp_pg.set_budget('dp_pure', 2, 0);
+SELECT epsilon_limit, delta_limit FROM dp_pg.budgets WHERE role = 'dp_pure'::regrole;
+SET ROLE dp_pure;
+SELECT dp_count(id, 'laplace(epsilon=0.5)') IS NOT NULL AS answered FROM dp_people;
+SELECT dp_count(id, 'gaussian(epsilon=0.5, delta=1e-12)') FROM dp_people;
+SELECT dp_test.err(q) AS refused FROM unnest(ARRAY[
+	'SELECT dp_count(id, ''gaussian(rho=0.01)'') FROM dp_people',
+	'SELECT dp_histogram(region, ''gaussian(epsilon=0.1, delta=1e-12)'') FROM dp_people'
+]) q;
+SELECT dp_sum(region, 0, 10, 'laplace(epsilon=1.5)') IS NOT NULL AS answered FROM dp_people;
+SELECT dp_test.err('SELECT dp_count(id, ''laplace(epsilon=0.001)'') FROM dp_people') AS refused_epsilon;
+RESET ROLE;
+SELECT charges, epsilon_spent, delta_spent FROM dp_pg.budgets WHERE role = 'dp_pure'::regrole;
+SELECT dp_pg.drop_budget('dp_pure');
+REVOKE ALL ON dp_people FROM dp_pure;
+DROP ROLE dp_pure;

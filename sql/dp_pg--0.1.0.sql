@@ -92,7 +92,7 @@ COMMENT ON AGGREGATE dp_count("any", dp_mechanism) IS 'noisy count of non-null v
 CREATE TABLE dp_pg.budget_limits (
 	role oid PRIMARY KEY,
 	epsilon_limit float8 CHECK (epsilon_limit > 0 AND epsilon_limit < 'Infinity'),
-	delta_limit float8 CHECK (delta_limit > 0 AND delta_limit < 1),
+	delta_limit float8 CHECK (delta_limit >= 0 AND delta_limit < 1),
 	rho_limit float8 CHECK (rho_limit > 0 AND rho_limit < 'Infinity'),
 	updated_at timestamptz NOT NULL DEFAULT now()
 );

@@ -199,6 +199,9 @@ dp_admits(const DpCost *total, const DpCost *charge, const DpLimits *lim)
 	DpCost		t = *total;
 
 	dp_cost_add(&t, charge);
+	/* a delta limit of 0 is pure DP: only charges without delta fit */
+	if (lim->delta == 0.0 && !(t.delta <= 0.0))
+		return DP_REFUSE_DELTA;
 	if (!isnan(lim->epsilon) && !(dp_spent_epsilon(&t, lim->delta, NULL) <= lim->epsilon))
 		return DP_REFUSE_EPSILON;
 	if (!isnan(lim->delta) && isnan(lim->epsilon) && !(t.delta <= lim->delta))

@@ -36,7 +36,10 @@ PG_FUNCTION_INFO_V1(dp_ledger_status);
 PG_FUNCTION_INFO_V1(dp_estimate_mechanism_cost);
 PG_FUNCTION_INFO_V1(dp_estimate_query_cost);
 
-/* A limit argument: NULL -> NaN (not limited); else checked. */
+/*
+ * A limit argument: NULL -> NaN (not limited); else checked.  The delta limit
+ * (below_one) may be 0: pure DP, only charges without delta fit.
+ */
 static double
 DpLimitArg(FunctionCallInfo fcinfo, int argno, const char *name, bool below_one)
 {
@@ -45,11 +48,11 @@ DpLimitArg(FunctionCallInfo fcinfo, int argno, const char *name, bool below_one)
 	if (PG_ARGISNULL(argno))
 		return NAN;
 	v = PG_GETARG_FLOAT8(argno);
-	if (isnan(v) || isinf(v) || v <= 0.0 || (below_one && v >= 1.0))
+	if (isnan(v) || isinf(v) || v < 0.0 || (v == 0.0 && !below_one) || (below_one && v >= 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s limit must be %s, got %g", name,
-						below_one ? "greater than 0 and less than 1" : "a finite number greater than 0", v)));
+						below_one ? "at least 0 (pure DP) and less than 1" : "a finite number greater than 0", v)));
 	return v;
 }
 

@@ -105,6 +105,27 @@ main(void)
 	dp_cost_add(&t, &c);
 	tap_ok(dp_admits(&t, &c, &lim) == DP_REFUSE_EPSILON, "third is refused");
 
+	/* a delta limit of 0 is pure DP: pure charges fit, any delta is refused as delta */
+	lim.epsilon = 1.0;
+	lim.delta = 0.0;
+	lim.rho = NAN;
+	dp_cost_zero(&t);
+	c = pure_cost(0.5);
+	tap_ok(dp_admits(&t, &c, &lim) == DP_ADMIT, "pure DP budget: a pure charge fits");
+	dp_cost_add(&t, &c);
+	c = gauss_cost(0.1, 1e-12);
+	tap_ok(dp_admits(&t, &c, &lim) == DP_REFUSE_DELTA, "pure DP budget: a charge with delta 1e-12 is refused (delta)");
+	lim.epsilon = NAN;
+	tap_ok(dp_admits(&t, &c, &lim) == DP_REFUSE_DELTA, "delta limit 0 without an epsilon limit still refuses delta");
+	c = pure_cost(100.0);
+	tap_ok(dp_admits(&t, &c, &lim) == DP_ADMIT, "... and admits pure charges");
+	lim.epsilon = 1.0;
+	c = pure_cost(0.5);
+	tap_ok(dp_admits(&t, &c, &lim) == DP_ADMIT, "pure DP budget: the second 0.5 fits exactly");
+	dp_cost_add(&t, &c);
+	c = pure_cost(1e-9);
+	tap_ok(dp_admits(&t, &c, &lim) == DP_REFUSE_EPSILON, "pure DP budget: nothing more fits");
+
 	/* many small pure charges: Rényi composition beats basic */
 	dp_cost_zero(&t);
 	c = pure_cost(0.01);
