@@ -473,6 +473,9 @@ SET SESSION AUTHORIZATION dp_g_analyst;
 SET search_path = clinic, public;
 SELECT region, abs(dp_count(*) - CASE WHEN region = 'atlantis' THEN 0 ELSE 250 END) <= 25 AS close
 FROM patients GROUP BY region ORDER BY region;
+-- a WHERE on the key column is a predicate on public values: it restricts the listed keys
+SELECT region, abs(dp_count(*) - 250) <= 25 AS close FROM patients WHERE region = 'north' GROUP BY region;
+SELECT region FROM patients WHERE region IN ('north', 'atlantis', 'nowhere') AND age > 0 GROUP BY region;
 PREPARE pub_groups(dp_mechanism) AS
 	SELECT region, dp_count(id, $1) AS n, dp_histogram(age, 0, 100, 2, $1) AS h
 	FROM patients WHERE age >= 0 GROUP BY region ORDER BY region;
@@ -484,8 +487,9 @@ FETCH ALL FROM c_pub \g /dev/null
 \echo keys released by a cursor: :ROW_COUNT
 COMMIT;
 RESET SESSION AUTHORIZATION;
--- 3 charges of epsilon 1 (dp_count) / 2 (count + histogram): no selection, no delta
-SELECT * FROM dp_test.g_since_mark(3, 4, 0);
+-- 4 charges of epsilon 1 (dp_count) / 2 (count + histogram): no selection, no delta
+-- (the keys-only query releases nothing private: no charge)
+SELECT * FROM dp_test.g_since_mark(4, 5, 0);
 
 --
 -- 2c. inner joins with public tables on a unique key of theirs (each private

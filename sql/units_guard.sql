@@ -115,6 +115,11 @@ FROM dp_pg.ledger_entries e, jsonb_array_elements(e.detail->'sites') s
 WHERE e.role = 'ug_analyst'::regrole AND e.kind = 'charge'
 ORDER BY e.id, s->>'mechanism';
 
+-- a WHERE on the public-key column restricts the listed keys (and the units' cells)
+SET SESSION AUTHORIZATION ug_analyst;
+SELECT ward, dp_count(*) IS NOT NULL AS answered FROM ug.visits WHERE ward IN (1, 3) GROUP BY ward;
+RESET SESSION AUTHORIZATION;
+
 -- GROUP BY the privacy unit itself goes through partition selection over units:
 -- each person is one unit in one group, so no person's key is released
 -- (each of the 301 keys appears with probability at most delta / g = 5e-13:

@@ -208,6 +208,107 @@ DpRteColumns(RangeTblEntry *rte, int rti, List **names, List **vars, List **cols
 	}
 }
 
+/* Context of DpKeyOnlyWalker. */
+typedef struct DpKeyOnly
+{
+	int			rti;
+	const AttrNumber *atts;
+	int			nkeys;
+} DpKeyOnly;
+
+/* Walker: true if node reads anything but the key columns (or a subquery, aggregate, window). */
+static bool
+DpKeyOnlyWalker(Node *node, DpKeyOnly *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->varlevelsup != 0 || v->varno != cxt->rti)
+			return true;
+		for (int k = 0; k < cxt->nkeys; k++)
+			if (cxt->atts[k] == v->varattno)
+				return false;
+		return true;
+	}
+	if (IsA(node, SubLink) || IsA(node, Aggref) || IsA(node, WindowFunc) || IsA(node, Query))
+		return true;
+	return expression_tree_walker(node, DpKeyOnlyWalker, cxt);
+}
+
+/* Mutator: key column k (varno rti) becomes Var(0, k + 1), a placeholder for the key list's column. */
+static Node *
+DpKeyPlaceholderMutator(Node *node, DpKeyOnly *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) copyObject(node);
+
+		for (int k = 0; k < cxt->nkeys; k++)
+			if (cxt->atts[k] == v->varattno)
+			{
+				v->varno = 0;
+				v->varattno = k + 1;
+				v->varnosyn = 0;
+				v->varattnosyn = 0;
+				return (Node *) v;
+			}
+	}
+	return expression_tree_mutator(node, DpKeyPlaceholderMutator, cxt);
+}
+
+/*
+ * The AND-ed conjuncts of quals that read nothing but GROUP BY key columns
+ * (of range-table entry rti, columns atts[0..nkeys-1]), as expressions over
+ * placeholders of the key list's columns (see DpRetargetKeyVars).  They are
+ * predicates on public values: they restrict the listed keys.
+ */
+List *
+DpKeyOnlyQuals(Node *quals, int rti, const AttrNumber *atts, int nkeys)
+{
+	DpKeyOnly	cxt = {rti, atts, nkeys};
+	List	   *conjuncts = NIL;
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (quals == NULL)
+		return NIL;
+	if (IsA(quals, BoolExpr) && ((BoolExpr *) quals)->boolop == AND_EXPR)
+		conjuncts = ((BoolExpr *) quals)->args;
+	else if (IsA(quals, List))
+		conjuncts = (List *) quals;
+	else
+		conjuncts = list_make1(quals);
+	foreach(lc, conjuncts)
+	{
+		Node	   *c = lfirst(lc);
+
+		if (contain_var_clause(c) && !DpKeyOnlyWalker(c, &cxt))
+			result = lappend(result, DpKeyPlaceholderMutator(c, &cxt));
+	}
+	return result;
+}
+
+/* Mutator: the key placeholders (varno 0) become columns of range-table entry *rti. */
+static Node *
+DpRetargetKeyVars(Node *node, int *rti)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == 0)
+	{
+		Var		   *v = (Var *) copyObject(node);
+
+		v->varno = *rti;
+		return (Node *) v;
+	}
+	return expression_tree_mutator(node, DpRetargetKeyVars, rti);
+}
+
 /*
  * GROUP BY on columns whose values the DBA declared public: every
  * combination of public keys appears, empty groups too (their aggregates get
@@ -222,7 +323,7 @@ DpRteColumns(RangeTblEntry *rte, int rti, List **names, List **vars, List **cols
  * columns, in order.
  */
 void
-DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row)
+DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row, List *key_quals)
 {
 	DpGroupRewrite cxt;
 	List	   *keylists[INDEX_MAX_KEYS];
@@ -338,7 +439,12 @@ DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row)
 	((RangeTblRef *) je->rarg)->rtindex = 1;
 	je->quals = list_length(quals) == 1 ? linitial(quals) : (Node *) makeBoolExpr(AND_EXPR, quals, -1);
 	je->rtindex = join_rti;
-	q->jointree = makeFromExpr(list_make1(je), NULL);
+	/* key-only predicates of the WHERE clause restrict the listed keys (public values) */
+	key_quals = (List *) DpRetargetKeyVars((Node *) copyObject(key_quals), &cxt.values_rti);
+	q->jointree = makeFromExpr(list_make1(je),
+							   key_quals == NIL ? NULL :
+							   list_length(key_quals) == 1 ? linitial(key_quals) :
+							   (Node *) makeBoolExpr(AND_EXPR, key_quals, -1));
 
 	cxt.real_row = real_row;
 	q->targetList = (List *) DpGroupMutator((Node *) q->targetList, &cxt);
@@ -393,8 +499,17 @@ DpGroupRelease(Query *d, Oid relid)
 	if (d->groupClause == NIL)
 		return;
 	if (list_length(d->rtable) == 1 && DpGroupPublicKeys(d, relid, 1, arrs))
+	{
+		AttrNumber	atts[INDEX_MAX_KEYS];
+		int			k = 0;
+		ListCell   *lc;
+
+		foreach(lc, d->groupClause)
+			atts[k++] = ((Var *) get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), d->targetList))->varattno;
 		DpRewritePublicGroupsCore(d, arrs,
-								  DpIsNotNull((Expr *) makeVar(1, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0)));
+								  DpIsNotNull((Expr *) makeVar(1, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0)),
+								  DpKeyOnlyQuals(d->jointree->quals, 1, atts, k));
+	}
 	else
 		DpAddPartitionKeep(d, 0);
 }

@@ -233,8 +233,11 @@ extern bool DpGroupPublicKeys(Query *q, Oid relid, int keyrti, ArrayType **arrs)
 /* The public key consts of arr (text[]) in key's type. */
 extern List *DpPublicKeyConsts(ArrayType *arr, Var *key);
 
-/* Rewrite a DP level grouped on public keys so that every key appears (see groups.c). */
-extern void DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row);
+/* The WHERE conjuncts that read only GROUP BY key columns, over key placeholders (groups.c). */
+extern List *DpKeyOnlyQuals(Node *quals, int rti, const AttrNumber *atts, int nkeys);
+
+/* Rewrite a DP level grouped on public keys so that every key (that key_quals admits) appears. */
+extern void DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row, List *key_quals);
 
 /* GROUP BY of a DP level reading one protected table: public keys, or partition selection. */
 extern void DpGroupRelease(Query *d, Oid relid);

@@ -534,6 +534,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	int64		max_cells;
 	ArrayType  *pubkeys[INDEX_MAX_KEYS];
 	bool		public_groups = false;
+	List	   *key_quals = NIL;
 	int			n = 0;
 
 	memset(&cxt, 0, sizeof(cxt));
@@ -629,6 +630,11 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	 */
 	if (public_groups)
 	{
+		AttrNumber	atts[INDEX_MAX_KEYS];
+
+		for (int k = 0; k < cxt.nkeys; k++)
+			atts[k] = cxt.keys[k]->varattno;
+		key_quals = DpKeyOnlyQuals(q1->jointree->quals, prot_rti, atts, cxt.nkeys);
 		for (int k = 0; k < cxt.nkeys; k++)
 		{
 			Var		   *key = cxt.keys[k];
@@ -753,7 +759,8 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	{
 		if (public_groups)
 			DpRewritePublicGroupsCore(q, pubkeys,
-									  DpIsNotNull((Expr *) makeVar(1, 2, BOOLOID, -1, InvalidOid, 0)));
+									  DpIsNotNull((Expr *) makeVar(1, 2, BOOLOID, -1, InvalidOid, 0)),
+									  key_quals);
 		else
 			DpAddPartitionKeep(q, cxt.groups);
 	}
