@@ -198,6 +198,12 @@ SELECT dp_sum(region, 0, 10, 'laplace(epsilon=1.5)') IS NOT NULL AS answered FRO
 SELECT dp_test.err('SELECT dp_count(id, ''laplace(epsilon=0.001)'') FROM dp_people') AS refused_epsilon;
 RESET ROLE;
 SELECT charges, epsilon_spent, delta_spent FROM dp_pg.budgets WHERE role = 'dp_pure'::regrole;
-SELECT dp_pg.drop_budget('dp_pure');
+-- a role with a budget cannot be dropped before its budget; its ledger history stays
 REVOKE ALL ON dp_people FROM dp_pure;
 DROP ROLE dp_pure;
+DROP ROLE IF EXISTS dp_no_such_role, dp_pure;
+SELECT dp_pg.drop_budget('dp_pure');
+DROP ROLE dp_pure;
+SELECT count(*) AS history_rows, bool_and(role::text ~ '^[0-9]+$') AS shown_by_oid
+FROM dp_pg.ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.oid = e.role)
+  AND e.query LIKE '%dp_people%' AND e.kind = 'charge';

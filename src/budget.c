@@ -18,11 +18,14 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "accountant.h"
 #include "agg_common.h"
+#include "budget.h"
 #include "callsite.h"
 #include "ledger.h"
 #include "noise.h"
@@ -268,3 +271,44 @@ dp_debug_charged_roles_nowait(PG_FUNCTION_ARGS)
 	PG_RETURN_ARRAYTYPE_P(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
 }
 #endif
+
+/*
+ * ProcessUtility: a role that has a budget cannot be dropped until its budget
+ * is (dp_pg.drop_budget); its ledger history stays in dp_pg.ledger either
+ * way.  While the ledger cannot tell, DROP ROLE is refused (fail closed).
+ */
+void
+DpBudgetCheckUtility(Node *stmt)
+{
+	ListCell   *lc;
+	DpBudgetRow *rows = NULL;
+	int			n = -1;
+
+	if (!IsA(stmt, DropRoleStmt))
+		return;
+	foreach(lc, ((DropRoleStmt *) stmt)->roles)
+	{
+		Oid			role = get_rolespec_oid(lfirst(lc), true);
+
+		if (!OidIsValid(role))
+			continue;
+		if (n < 0)
+		{
+			if (!DpLedgerReady())
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("roles cannot be dropped while the dp_pg ledger is not available"),
+						 errdetail("dp_pg could not check whether \"%s\" has a budget.",
+								   get_rolespec_name(lfirst(lc))),
+						 errhint("Run CREATE EXTENSION dp_pg in the ledger database (dp_pg.ledger_database) and retry.")));
+			n = DpLedgerBudgetRows(&rows);
+		}
+		for (int i = 0; i < n; i++)
+			if (rows[i].role == role)
+				ereport(ERROR,
+						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+						 errmsg("role \"%s\" has a dp_pg privacy budget", get_rolespec_name(lfirst(lc))),
+						 errdetail("Its budget must be dropped before the role; its ledger history stays readable in dp_pg.ledger."),
+						 errhint("SELECT dp_pg.drop_budget('%s');", get_rolespec_name(lfirst(lc)))));
+	}
+}

@@ -18,7 +18,8 @@
  *                           after it)
  *   ExecutorRun_hook        guard/reads.c: dp queries being executed
  *   ProcessUtility_hook     guard/guard.c: objects analysts may not create,
- *                           COPY of masked catalogs
+ *                           COPY of masked catalogs; budget.c: DROP ROLE of
+ *                           a role with a budget
  *   object_access_hook      guard/trust.c and guard/stats.c, on the
  *                           function-execute event
  *   needs_fmgr_hook,        guard/trust.c: untrusted functions called
@@ -43,6 +44,7 @@
 #include "utils/selfuncs.h"
 
 #include "agg_common.h"
+#include "budget.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "hooks.h"
@@ -136,6 +138,7 @@ DpProcessUtilityHook(PlannedStmt *pstmt, const char *queryString, bool readOnlyT
 					 QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	DpGuardUtility(pstmt);
+	DpBudgetCheckUtility(pstmt->utilityStmt);
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
