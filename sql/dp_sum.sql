@@ -272,3 +272,17 @@ SELECT evil_sum(i4, 0, 9, 'laplace(epsilon=1)') FROM nums;
 DROP AGGREGATE evil_sum(int4, int4, int4, dp_mechanism);
 -- EXPLAIN without ANALYZE plans nothing and releases nothing
 EXPLAIN (COSTS OFF) SELECT dp_sum(i4, 9, 0, 'laplace(epsilon=1)') FROM nums;
+-- bounds up to the 1e300 limit calibrate for every family, numeric and float8 alike
+-- (the noise is about 1e300; |answer| < 1e306 fails with probability far below 1e-9)
+SELECT abs(dp_sum(n, -1e300, 1e300, 'laplace(epsilon=1)')) < 1e306 AS numeric_ok,
+	abs(dp_sum(f, -1e300, 1e300, 'laplace(epsilon=1)')) < 1e306 AS float8_ok,
+	abs(dp_avg(f, -1e300, 1e300, 'laplace(epsilon=1)')) < 1e306 AS avg_ok FROM nums;
+SELECT abs(dp_sum(n, -1e300, 1e300, 'gaussian(epsilon=1, delta=1e-6)')) < 1e306 AS numeric_ok,
+	abs(dp_sum(f, -1e300, 1e300, 'gaussian(epsilon=1, delta=1e-6)')) < 1e306 AS float8_ok,
+	abs(dp_avg(f, -1e300, 1e300, 'gaussian(epsilon=1, delta=1e-6)')) < 1e306 AS avg_ok FROM nums;
+SELECT abs(dp_sum(n, -1e300, 1e300, 'gaussian(rho=0.5)')) < 1e306 AS numeric_ok,
+	abs(dp_sum(f, -1e300, 1e300, 'gaussian(rho=0.5)')) < 1e306 AS float8_ok,
+	abs(dp_avg(f, -1e300, 1e300, 'gaussian(rho=0.5)')) < 1e306 AS avg_ok FROM nums;
+SELECT abs(dp_sum(n, -1e300, 1e300, 'osgt(epsilon=1, delta=1e-6)')) < 1e306 AS numeric_ok,
+	abs(dp_sum(f, -1e300, 1e300, 'osgt(epsilon=1, delta=1e-6)')) < 1e306 AS float8_ok,
+	abs(dp_avg(f, -1e300, 1e300, 'osgt(epsilon=1, delta=1e-6)')) < 1e306 AS avg_ok FROM nums;

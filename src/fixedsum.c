@@ -46,8 +46,15 @@ lattice_for_noise(const DpMechanism *mech, double sensitivity, int *k,
 		snprintf(err, errlen, "sensitivity must be finite and positive, got %g", sensitivity);
 		return false;
 	}
-	s = dp_noise_continuous_scale(mech, sensitivity);
-	if (!(s > 0.0) || !isfinite(s) || s > 1e300)
+	/*
+	 * Every family's scale is proportional to the sensitivity; scaling the
+	 * scale at sensitivity 1 keeps huge bounds (up to 1e300) clear of
+	 * overflow inside the calibrations.  The lattice only has to be about
+	 * right: the noise itself is calibrated exactly at the lattice
+	 * sensitivity (dp_noise_plan).
+	 */
+	s = sensitivity * dp_noise_continuous_scale(mech, 1.0);
+	if (!(s > 0.0) || !isfinite(s) || s > 1e306)
 	{
 		snprintf(err, errlen, "could not calibrate noise for this mechanism at sensitivity %g", sensitivity);
 		return false;

@@ -288,12 +288,73 @@ test_float_units(void)
 	tap_ok(bad == 0, "centred values stay within the centred bound (%d violations)", bad);
 }
 
+/*
+ * Huge bounds (up to the 1e300 limit of dp_sum) plan for every family and
+ * form, for numeric (real) and float8 (units) sums: the calibrations are
+ * done at sensitivity 1 and scaled, so nothing overflows on the way.
+ */
+static void
+test_plan_huge(void)
+{
+	DpMechanism mechs[] = {
+		{DP_MECH_LAPLACE, DP_FORM_EPSILON, {1.0, 0.0}},
+		{DP_MECH_GAUSSIAN, DP_FORM_EPSILON_DELTA, {1.0, 1e-6}},
+		{DP_MECH_GAUSSIAN, DP_FORM_RHO, {0.5, 0.0}},
+		{DP_MECH_OSGT, DP_FORM_EPSILON_DELTA, {1.0, 1e-6}},
+	};
+	const char *names[] = {"laplace(epsilon=1)", "gaussian(epsilon=1, delta=1e-6)",
+	"gaussian(rho=0.5)", "osgt(epsilon=1, delta=1e-6)"};
+	double		bounds[] = {1e160, 1e200, 1e300, 2e300};
+	char		err[256];
+
+	for (int i = 0; i < 4; i++)
+	{
+		int			bad_real = 0;
+		int			bad_units = 0;
+
+		for (int j = 0; j < 4; j++)
+		{
+			DpFixedSum	fs;
+			double		h = bounds[j];
+			int			unit = dp_fixedsum_float_unit(h);
+			uint64_t	R = dp_fixedsum_float_bound(h, unit);
+			double		width;
+
+			memset(&fs, 0, sizeof(fs));
+			if (!dp_fixedsum_plan_real(&fs, &mechs[i], h, err, sizeof(err)))
+			{
+				tap_diag("%s, numeric bound %g: %s", names[i], h, err);
+				bad_real++;
+			}
+			else
+			{
+				/* the noise is on the scale of the bound, not degenerate */
+				width = mechs[i].family == DP_MECH_LAPLACE ? fs.noise.scale : fs.noise.sigma;
+				if (!(width > h * 1e-3 && width < h * 1e3))
+				{
+					tap_diag("%s, numeric bound %g: noise scale %g", names[i], h, width);
+					bad_real++;
+				}
+			}
+			memset(&fs, 0, sizeof(fs));
+			if (!dp_fixedsum_plan_units(&fs, &mechs[i], R, unit, DP_FIXEDSUM_MIN_EXP, err, sizeof(err)))
+			{
+				tap_diag("%s, float8 bound %g: %s", names[i], h, err);
+				bad_units++;
+			}
+		}
+		tap_ok(bad_real == 0 && bad_units == 0,
+			   "%s plans numeric and float8 sums with bounds 1e160 .. 2e300", names[i]);
+	}
+}
+
 int
 main(void)
 {
 	test_round();
 	test_plan_units();
 	test_plan_real();
+	test_plan_huge();
 	test_float_units();
 	return tap_done();
 }
