@@ -240,7 +240,7 @@ dp_estimate_query_cost(PG_FUNCTION_ARGS)
 	return DpCostRecord(fcinfo, &c, n);
 }
 
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 /*
  * Test builds only: the guard's lock-free views of the ledger, for the TAP
  * tests, which declare them (no install script does).

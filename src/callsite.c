@@ -821,7 +821,7 @@ DpCallSitesStart(QueryDesc *queryDesc, int eflags)
 	DpWalkContext cxt;
 	MemoryContext old;
 
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 	/* dp_pg.debug_noiseless: exact releases for superuser sessions (test builds only) */
 	dp_sampler_debug_zero = dp_debug_noiseless && superuser_arg(GetSessionUserId());
 #endif

@@ -121,10 +121,10 @@ DpGucInit(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 	DefineCustomBoolVariable("dp_pg.debug_noiseless",
 							 "Testing only: release exact values (no noise) to superuser sessions.",
-							 "Exists only in test builds (DP_PG_ASSERTS); charges are made as usual.",
+							 "Exists only in test builds (DP_PG_TEST_SWITCHES); charges are made as usual.",
 							 &dp_debug_noiseless,
 							 false,
 							 PGC_SUSET,

@@ -127,7 +127,7 @@ typedef struct DpLedgerSlot
 	bool		abandoned;		/* the requester gave up; worker frees it */
 	DpRequestKind kind;
 	Oid			requested_by;	/* session user */
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 	bool		debug_poison;	/* dp_pg.debug_poison_charge of the requester */
 #endif
 	int			nroles;
@@ -171,7 +171,7 @@ char	   *dp_ledger_database = NULL;
 int			dp_charge_timeout_ms = 10000;
 static char *dp_debug_pause = NULL;
 static int	dp_debug_pause_ms = 0;
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 static bool dp_debug_poison_charge = false;
 #endif
 
@@ -259,10 +259,10 @@ DpLedgerInit(void)
 							PGC_SUSET,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 	DefineCustomBoolVariable("dp_pg.debug_poison_charge",
 							 "Testing only: the ledger worker fails the writes of this session's requests.",
-							 "Exists only in test builds (DP_PG_ASSERTS); simulates a failing INSERT inside the request's subtransaction.",
+							 "Exists only in test builds (DP_PG_TEST_SWITCHES); simulates a failing INSERT inside the request's subtransaction.",
 							 &dp_debug_poison_charge,
 							 false,
 							 PGC_SUSET,
@@ -619,7 +619,7 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 	/* the slot is ours (FILLING: the worker ignores it): fill it without the lock */
 	slot->kind = DP_REQ_CHARGE;
 	slot->requested_by = GetSessionUserId();
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 	slot->debug_poison = dp_debug_poison_charge;
 #endif
 	slot->nroles = nroles;
@@ -665,7 +665,7 @@ DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
 	slot = &ledger->slots[i];
 	slot->kind = kind;
 	slot->requested_by = GetSessionUserId();
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 	slot->debug_poison = dp_debug_poison_charge;
 #endif
 	slot->nroles = 1;
@@ -1093,7 +1093,7 @@ DpWorkerWrite(const DpLedgerSlot *slot)
 			DpWorkerInsert(slot->roles[0], "reset", slot);
 			break;
 	}
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 	/* fault injection: the rows are written, then the request fails */
 	if (slot->debug_poison)
 		ereport(ERROR,

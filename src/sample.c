@@ -996,7 +996,7 @@ dp_sampler_osgt_method(const DpSampler *s)
 	return s->aux[AUX_METHOD] == SAMPLE_METHOD_A ? 'A' : 'B';
 }
 
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 bool		dp_sampler_debug_zero = false;
 #endif
 
@@ -1004,7 +1004,7 @@ bool		dp_sampler_debug_zero = false;
 int64_t
 dp_sampler_draw(const DpSampler *s, DpRng *rng)
 {
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 	if (dp_sampler_debug_zero)
 		return 0;				/* dp_pg.debug_noiseless, test builds only */
 #endif

@@ -82,7 +82,7 @@ extern void dp_sampler_gaussian(DpSampler *s, DpRational sigma2);
 /* Prepare discrete OSGT noise with parameters sigma2 and m (m may be 0). */
 extern void dp_sampler_osgt(DpSampler *s, DpRational sigma2, DpRational m);
 
-#ifdef DP_PG_ASSERTS
+#ifdef DP_PG_TEST_SWITCHES
 /* Testing only (dp_pg.debug_noiseless): every draw returns 0 while set. */
 extern bool dp_sampler_debug_zero;
 #endif

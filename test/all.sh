@@ -10,13 +10,12 @@
 #         control (every oracle must fire)
 #
 # Works on a fresh Debian 12 machine as root: installs the packages it needs,
-# builds and installs dp_pg, and runs the server as the postgres user in a
+# builds dp_pg's test build into a private copy of the server, and runs the server as the postgres user in a
 # scratch directory on a private port.  Ends with "total: N passed, M failed".
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DP_PORT=${DP_PORT:-55432}
-PGXS_DIR=$(dirname "$("$DP_PG_CONFIG" --pgxs 2>/dev/null || echo /usr/lib/postgresql/$DP_PGVER/lib/pgxs/src/makefiles/x)")/../..
 
 total_passed=0
 total_failed=0
@@ -55,8 +54,11 @@ regress_counts() {
 
 set -e
 dp_install_deps
-dp_build_install
+# the test build (with its test-only switches) goes into a private copy of the
+# server, never into the system's PostgreSQL (test/lib.sh dp_test_install)
+dp_test_install
 set +e
+PGXS_DIR=$(dirname "$("$DP_PG_CONFIG" --pgxs)")/../..
 
 SCRATCH=$(dp_scratch)
 trap 'dp_cluster_stop "$SCRATCH"; [ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT

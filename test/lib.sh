@@ -40,15 +40,57 @@ dp_install_deps() {
 	fi
 }
 
-# Build and install the extension (warnings are errors; dp_pg's asserts on).
+# Build and install the release build of the extension into the PostgreSQL
+# of DP_PGBIN (warnings are errors).  This is what the demo and users get.
 dp_build_install() {
-	make -C "$DP_ROOT" -s PG_CONFIG="$DP_PG_CONFIG" COPT="-Werror -DDP_PG_ASSERTS" clean >/dev/null
-	make -C "$DP_ROOT" -s PG_CONFIG="$DP_PG_CONFIG" COPT="-Werror -DDP_PG_ASSERTS"
+	dp_make_install "$DP_PG_CONFIG" ""
+}
+
+# make clean, build and install with PG_CONFIG $1 and extra compiler flags $2.
+dp_make_install() {
+	local pgc=$1 flags=$2
+	make -C "$DP_ROOT" -s PG_CONFIG="$pgc" COPT="-Werror $flags" clean >/dev/null
+	make -C "$DP_ROOT" -s PG_CONFIG="$pgc" COPT="-Werror $flags" || return 1
 	if [ "$(id -u)" = 0 ]; then
-		make -C "$DP_ROOT" -s PG_CONFIG="$DP_PG_CONFIG" install
+		make -C "$DP_ROOT" -s PG_CONFIG="$pgc" install
 	else
-		sudo make -C "$DP_ROOT" -s PG_CONFIG="$DP_PG_CONFIG" install
+		sudo make -C "$DP_ROOT" -s PG_CONFIG="$pgc" install
 	fi
+}
+
+# The test build: dp_pg compiled with -DDP_PG_TEST_SWITCHES, which adds the
+# superuser-only test switches (dp_pg.debug_noiseless, dp_pg.debug_poison_charge)
+# and the test-only debug functions.  It is never installed into the system's
+# PostgreSQL: it goes into a private copy of that server (binaries, libraries,
+# share files; headers by symlink) under DP_TEST_PGROOT, default
+# /var/tmp/dp_pg-test-pg<version>, refreshed when the system's server changes.
+# PostgreSQL finds its libraries relative to its own binary, so the copy is a
+# complete server of its own.  Points DP_PGBIN, DP_PG_CONFIG and PATH at it.
+dp_test_install() {
+	local root=${DP_TEST_PGROOT:-/var/tmp/dp_pg-test-pg$DP_PGVER}
+	local bindir sharedir incdir top stamp
+	case "$DP_PGBIN" in
+	"$root"/*)	# already pointing at the copy (a suite run by test/all.sh)
+		dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES"
+		return ;;
+	esac
+	bindir=$("$DP_PG_CONFIG" --bindir) || return 1
+	sharedir=$("$DP_PG_CONFIG" --sharedir) || return 1
+	incdir=$("$DP_PG_CONFIG" --includedir) || return 1
+	top=$(dirname "$bindir")
+	stamp="$("$DP_PG_CONFIG" --version) $(cksum <"$bindir/postgres")"
+	if [ "$(cat "$root/.stamp" 2>/dev/null)" != "$stamp" ]; then
+		echo "dp_pg: preparing the private server copy for the test build in $root"
+		rm -rf "$root"
+		mkdir -p "$root$(dirname "$top")" "$root$(dirname "$sharedir")" "$root$(dirname "$incdir")" || return 1
+		cp -a "$top" "$root$top" && cp -a "$sharedir" "$root$sharedir" || return 1
+		ln -sfn "$incdir" "$root$incdir"
+		echo "$stamp" >"$root/.stamp"
+	fi
+	export DP_PGBIN=$root$bindir
+	DP_PG_CONFIG=$DP_PGBIN/pg_config
+	export PATH="$DP_PGBIN:$PATH"
+	dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES"
 }
 
 # Create a scratch directory readable by the postgres user; prints its path.

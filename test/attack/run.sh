@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run only the attack corpus TAP test (test/t/060_attack_corpus.pl), exactly
-# as test/all.sh runs TAP tests: build and install dp_pg, copy test/t to a
+# as test/all.sh runs TAP tests: build and install dp_pg's test build, copy test/t to a
 # postgres-owned scratch directory, prove as postgres.
 #   DP_PGBIN=...            another PostgreSQL 15 installation (test/lib.sh)
 #   ATTACK_REPORT_ONLY=1    report leaks as diagnostics instead of failing
@@ -9,8 +9,8 @@
 #   ATTACK_NO_BUILD=1       skip the build and install
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ -n "${ATTACK_NO_BUILD:-}" ] || dp_test_install || exit 1
 PGXS_DIR=$(dirname "$("$DP_PG_CONFIG" --pgxs)")/../..
-[ -n "${ATTACK_NO_BUILD:-}" ] || dp_build_install || exit 1
 SCRATCH=$(dp_scratch)
 trap '[ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT
 mkdir -p "$SCRATCH/tap"

@@ -75,7 +75,7 @@ echo "dp_pg privacy-unit benchmark: $ROWS rows, $UNITS units, median of $RUNS ru
 dp_psql "$SCRATCH" "$PORT" postgres -Atc "SELECT 'settings: ' || string_agg(name || ' = ' || setting || coalesce(unit, ''), ', ' ORDER BY name)
 	FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'hash_mem_multiplier', 'jit', 'max_parallel_workers')"
 dp_psql "$SCRATCH" "$PORT" postgres -Atc "SELECT 'dp_pg ' || extversion || CASE WHEN EXISTS (SELECT FROM pg_settings WHERE name = 'dp_pg.debug_noiseless')
-	THEN ', test build (DP_PG_ASSERTS)' ELSE '' END FROM pg_extension WHERE extname = 'dp_pg'"
+	THEN ', test build (DP_PG_TEST_SWITCHES)' ELSE '' END FROM pg_extension WHERE extname = 'dp_pg'"
 dp_psql "$SCRATCH" "$PORT" postgres <<SQL
 SELECT setseed(0.7) \\g /dev/null
 CREATE TABLE events AS

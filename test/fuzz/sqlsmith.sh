@@ -66,7 +66,7 @@ harness_fail() {
 
 dp_install_deps sqlsmith libdbd-pg-perl || harness_fail "missing packages"
 if [ -z "${DP_FUZZ_SKIP_BUILD:-}" ]; then
-	dp_build_install || harness_fail "build"
+	dp_test_install || harness_fail "build"
 fi
 
 SCRATCH=$(dp_scratch dp_fuzz)
