@@ -207,3 +207,61 @@ DROP ROLE dp_pure;
 SELECT count(*) AS history_rows, bool_and(role::text ~ '^[0-9]+$') AS shown_by_oid
 FROM dp_pg.ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.oid = e.role)
   AND e.query LIKE '%dp_people%' AND e.kind = 'charge';
+
+-- per-query caps: the most one query of a role may spend, whatever is left
+CREATE ROLE dp_capped;
+GRANT SELECT ON dp_people TO dp_capped;
+SELECT dp_test.err(q) AS error FROM unnest(ARRAY[
+	'SELECT dp_pg.set_query_cap(NULL, 1)',
+	'SELECT dp_pg.set_query_cap(''dp_capped'', 0)',
+	'SELECT dp_pg.set_query_cap(''dp_capped'', -1)',
+	'SELECT dp_pg.set_query_cap(''dp_capped'', ''NaN'')',
+	'SELECT dp_pg.set_query_cap(''dp_capped'', ''Infinity'')',
+	'SELECT dp_pg.set_query_cap(''dp_capped'', 1, 1)',
+	'SELECT dp_pg.set_query_cap(''dp_capped'', 1, NULL, 0)'
+]) q;
+SELECT count(*) AS nothing_set FROM dp_pg.budgets WHERE role = 'dp_capped'::regrole;
+-- a cap on a role without a budget gives it a budget without limits
+SELECT dp_pg.set_query_cap('dp_capped', 0.5);
+SELECT epsilon_limit, delta_limit, rho_limit, max_epsilon_per_query, max_delta_per_query, max_rho_per_query
+FROM dp_pg.budgets WHERE role = 'dp_capped'::regrole;
+-- set_budget keeps the caps, set_query_cap keeps the limits
+SELECT dp_pg.set_budget('dp_capped', 10, 1e-6);
+SELECT dp_pg.set_query_cap('dp_capped', 0.5, 1e-8);
+SELECT epsilon_limit, delta_limit, max_epsilon_per_query, max_delta_per_query
+FROM dp_pg.budgets WHERE role = 'dp_capped'::regrole;
+SELECT kind, detail FROM dp_pg.ledger WHERE role = 'dp_capped'::regrole ORDER BY id;
+SET ROLE dp_capped;
+SELECT dp_count(id, 'laplace(epsilon=0.5)') IS NOT NULL AS answered_at_the_cap FROM dp_people;
+SELECT dp_count(id, 'laplace(epsilon=0.6)') FROM dp_people;
+SELECT dp_count(id, 'gaussian(epsilon=0.1, delta=1e-7)') FROM dp_people;
+-- two calls of 0.3 are one query of 0.6
+SELECT dp_count(id, 'laplace(epsilon=0.3)'), dp_count(region, 'laplace(epsilon=0.3)') FROM dp_people;
+-- and the caps hold for estimate-free paths too: prepared statements
+PREPARE capped AS SELECT dp_count(id, 'laplace(epsilon=0.7)') FROM dp_people;
+EXECUTE capped;
+DEALLOCATE capped;
+SELECT dp_test.err('SELECT dp_pg.set_query_cap(''dp_capped'', 100)') AS analysts_cannot_lift_caps;
+RESET ROLE;
+SELECT charges, epsilon_spent FROM dp_pg.budgets WHERE role = 'dp_capped'::regrole;
+-- all NULL removes the caps
+SELECT dp_pg.set_query_cap('dp_capped', NULL);
+SELECT max_epsilon_per_query IS NULL AND max_delta_per_query IS NULL AS no_caps, epsilon_limit
+FROM dp_pg.budgets WHERE role = 'dp_capped'::regrole;
+
+-- a WARNING when a charge makes a role pass 90% of a limit (once, on that charge)
+SELECT dp_pg.reset_budget('dp_capped');
+SELECT dp_pg.set_budget('dp_capped', 1, 1e-6, 0.5);
+SET ROLE dp_capped;
+SELECT dp_count(id, 'laplace(epsilon=0.5)') IS NOT NULL AS answered FROM dp_people;
+SELECT dp_count(id, 'laplace(epsilon=0.4)') IS NOT NULL AS answered_past_90_percent FROM dp_people;
+SELECT dp_count(id, 'laplace(epsilon=0.05)') IS NOT NULL AS answered_no_new_warning FROM dp_people;
+RESET ROLE;
+SELECT dp_pg.reset_budget('dp_capped');
+SELECT dp_pg.set_budget('dp_capped', NULL, NULL, 0.5);
+SET ROLE dp_capped;
+SELECT dp_count(id, 'gaussian(rho=0.46)') IS NOT NULL AS answered_past_90_percent_of_rho FROM dp_people;
+RESET ROLE;
+SELECT dp_pg.drop_budget('dp_capped');
+REVOKE ALL ON dp_people FROM dp_capped;
+DROP ROLE dp_capped;

@@ -94,12 +94,16 @@ CREATE TABLE dp_pg.budget_limits (
 	epsilon_limit float8 CHECK (epsilon_limit > 0 AND epsilon_limit < 'Infinity'),
 	delta_limit float8 CHECK (delta_limit >= 0 AND delta_limit < 1),
 	rho_limit float8 CHECK (rho_limit > 0 AND rho_limit < 'Infinity'),
+	-- the most one query may spend (dp_pg.set_query_cap); NULL = no cap
+	max_epsilon_per_query float8 CHECK (max_epsilon_per_query > 0 AND max_epsilon_per_query < 'Infinity'),
+	max_delta_per_query float8 CHECK (max_delta_per_query >= 0 AND max_delta_per_query < 1),
+	max_rho_per_query float8 CHECK (max_rho_per_query > 0 AND max_rho_per_query < 'Infinity'),
 	updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE dp_pg.ledger_entries (
 	id bigserial PRIMARY KEY,
 	role oid NOT NULL,
-	kind text NOT NULL CHECK (kind IN ('charge', 'limit', 'remove', 'reset')),
+	kind text NOT NULL CHECK (kind IN ('charge', 'limit', 'cap', 'remove', 'reset')),
 	charged_at timestamptz NOT NULL DEFAULT now(),
 	requested_by oid NOT NULL,
 	query text,
@@ -117,6 +121,21 @@ REVOKE ALL ON dp_pg.budget_limits, dp_pg.ledger_entries FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('dp_pg.budget_limits', '');
 SELECT pg_catalog.pg_extension_config_dump('dp_pg.ledger_entries', '');
 SELECT pg_catalog.pg_extension_config_dump('dp_pg.ledger_entries_id_seq', '');
+-- Refused analyst queries (guard rules, budgets, per-query caps), written by
+-- the ledger worker; the newest dp_pg.refusal_log_size rows are kept.
+CREATE TABLE dp_pg.guard_refusal_log (
+	id bigserial PRIMARY KEY,
+	refused_at timestamptz NOT NULL,
+	role oid,					-- session user (NULL: a row counting refusals not logged)
+	as_role oid,				-- current user (SET ROLE, SECURITY DEFINER)
+	database oid,
+	sqlstate text NOT NULL,
+	rule text NOT NULL,
+	query text
+);
+REVOKE ALL ON dp_pg.guard_refusal_log FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.guard_refusal_log', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.guard_refusal_log_id_seq', '');
 
 CREATE FUNCTION dp_pg.set_budget(role regrole, epsilon float8, delta float8, rho float8 DEFAULT NULL)
 	RETURNS void AS 'MODULE_PATHNAME', 'dp_set_budget' LANGUAGE C VOLATILE;
@@ -128,13 +147,27 @@ COMMENT ON FUNCTION dp_pg.drop_budget(regrole) IS 'remove a role''s budget (its 
 CREATE FUNCTION dp_pg.reset_budget(role regrole)
 	RETURNS void AS 'MODULE_PATHNAME', 'dp_reset_budget' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dp_pg.reset_budget(regrole) IS 'start a role''s spending from zero; logged';
+CREATE FUNCTION dp_pg.set_query_cap(role regrole, epsilon float8, delta float8 DEFAULT NULL, rho float8 DEFAULT NULL)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_set_query_cap' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.set_query_cap(regrole, float8, float8, float8) IS
+	'the most one query of the role may spend (NULL: no cap); durable at once, logged';
 REVOKE EXECUTE ON FUNCTION dp_pg.set_budget(regrole, float8, float8, float8),
+	dp_pg.set_query_cap(regrole, float8, float8, float8),
 	dp_pg.drop_budget(regrole), dp_pg.reset_budget(regrole) FROM PUBLIC;
 
 CREATE FUNCTION dp_pg.budget_rows(OUT role regrole, OUT epsilon_limit float8, OUT delta_limit float8,
 	OUT rho_limit float8, OUT epsilon_spent float8, OUT delta_spent float8, OUT rho_spent float8,
-	OUT epsilon_remaining float8, OUT charges bigint, OUT accounting text)
+	OUT epsilon_remaining float8, OUT charges bigint, OUT accounting text,
+	OUT max_epsilon_per_query float8, OUT max_delta_per_query float8, OUT max_rho_per_query float8)
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_budget_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_pg.ledger_rows(OUT id bigint, OUT role regrole, OUT kind text, OUT charged_at timestamptz,
+	OUT requested_by regrole, OUT query text, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT rdp float8[], OUT detail jsonb)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_ledger_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_pg.refusal_rows(OUT id bigint, OUT refused_at timestamptz, OUT role regrole,
+	OUT as_role regrole, OUT database oid, OUT sqlstate text, OUT rule text, OUT query text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_refusal_rows' LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION dp_pg.refusal_rows() FROM PUBLIC;
 CREATE FUNCTION dp_pg.charged_roles() RETURNS SETOF regrole
 	AS 'MODULE_PATHNAME', 'dp_charged_roles' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dp_pg.charged_roles() IS 'the budgeted roles the current user''s queries are charged to';
@@ -146,13 +179,13 @@ COMMENT ON VIEW dp_pg.budgets IS 'one row per role with a budget (non-superusers
 CREATE VIEW dp_pg.my_budget AS
 	SELECT * FROM dp_pg.budget_rows() WHERE role IN (SELECT dp_pg.charged_roles());
 COMMENT ON VIEW dp_pg.my_budget IS 'the budgets the current user''s queries are charged to';
-CREATE VIEW dp_pg.ledger WITH (security_barrier) AS
-	SELECT id, role::regrole AS role, kind, charged_at, requested_by::regrole AS requested_by,
-	       query, epsilon, delta, rho, rdp, detail
-	FROM dp_pg.ledger_entries
-	WHERE (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user)
-	   OR role IN (SELECT dp_pg.charged_roles());
-COMMENT ON VIEW dp_pg.ledger IS 'one row per charge and budget change (non-superusers: their own roles only)';
+CREATE VIEW dp_pg.ledger AS SELECT * FROM dp_pg.ledger_rows();
+COMMENT ON VIEW dp_pg.ledger IS 'one row per charge and budget change, from any database (non-superusers: their own roles only)';
+CREATE VIEW dp_pg.guard_refusals AS
+	SELECT r.id, r.refused_at, r.role, r.as_role, d.datname AS database, r.sqlstate, r.rule, r.query
+	FROM dp_pg.refusal_rows() r LEFT JOIN pg_catalog.pg_database d ON d.oid = r.database;
+COMMENT ON VIEW dp_pg.guard_refusals IS 'refused analyst queries (who, when, which rule), newest dp_pg.refusal_log_size kept; superusers only, from any database';
+REVOKE ALL ON dp_pg.guard_refusals FROM PUBLIC;
 GRANT USAGE ON SCHEMA dp_pg TO PUBLIC;
 GRANT SELECT ON dp_pg.budgets, dp_pg.my_budget, dp_pg.ledger TO PUBLIC;
 

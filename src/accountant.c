@@ -211,6 +211,73 @@ dp_admits(const DpCost *total, const DpCost *charge, const DpLimits *lim)
 	return DP_ADMIT;
 }
 
+/* One charge against the per-query caps. */
+DpRefusal
+dp_admits_query(const DpCost *charge, const DpLimits *caps, double delta_limit,
+				double *value, double *cap)
+{
+	double		v;
+
+	if (!isnan(caps->delta) && !(charge->delta <= caps->delta))
+	{
+		*value = charge->delta;
+		*cap = caps->delta;
+		return DP_REFUSE_QUERY_DELTA;
+	}
+	if (!isnan(caps->epsilon) && !((v = dp_spent_epsilon(charge, delta_limit, NULL)) <= caps->epsilon))
+	{
+		*value = v;
+		*cap = caps->epsilon;
+		return DP_REFUSE_QUERY_EPSILON;
+	}
+	if (!isnan(caps->rho) && !(charge->rho <= caps->rho))
+	{
+		*value = charge->rho;
+		*cap = caps->rho;
+		return DP_REFUSE_QUERY_RHO;
+	}
+	return DP_ADMIT;
+}
+
+/* Below frac * limit before, at or above it after (limit set and positive). */
+static bool
+passes(double before, double after, double limit, double frac)
+{
+	if (isnan(limit) || !(limit > 0.0))
+		return false;
+	return before < frac * limit && !(after < frac * limit);
+}
+
+/* Does total + charge pass frac of one of lim's limits? */
+DpRefusal
+dp_passes_fraction(const DpCost *total, const DpCost *charge, const DpLimits *lim,
+				   double frac, double *spent_after, double *limit)
+{
+	DpCost		after = *total;
+
+	dp_cost_add(&after, charge);
+	if (passes(dp_spent_epsilon(total, lim->delta, NULL), dp_spent_epsilon(&after, lim->delta, NULL),
+			   lim->epsilon, frac))
+	{
+		*spent_after = dp_spent_epsilon(&after, lim->delta, NULL);
+		*limit = lim->epsilon;
+		return DP_REFUSE_EPSILON;
+	}
+	if (passes(total->delta, after.delta, lim->delta, frac))
+	{
+		*spent_after = after.delta;
+		*limit = lim->delta;
+		return DP_REFUSE_DELTA;
+	}
+	if (passes(total->rho, after.rho, lim->rho, frac))
+	{
+		*spent_after = after.rho;
+		*limit = lim->rho;
+		return DP_REFUSE_RHO;
+	}
+	return DP_ADMIT;
+}
+
 static void set_why(char *why, size_t len, const char *fmt,...) __attribute__((format(printf, 3, 4)));
 
 /* Write a reason into why (if given). */

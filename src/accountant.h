@@ -41,7 +41,11 @@ typedef enum DpRefusal
 	DP_ADMIT = 0,
 	DP_REFUSE_EPSILON,
 	DP_REFUSE_DELTA,
-	DP_REFUSE_RHO
+	DP_REFUSE_RHO,
+	/* the per-query caps (dp_admits_query): this charge alone is too large */
+	DP_REFUSE_QUERY_EPSILON,
+	DP_REFUSE_QUERY_DELTA,
+	DP_REFUSE_QUERY_RHO
 } DpRefusal;
 
 /* Share of delta_limit given to basic composition; the rest to the Rényi grid. */
@@ -65,6 +69,25 @@ extern double dp_spent_epsilon(const DpCost *total, double delta_limit, int *met
 
 /* Would total + charge stay within lim?  DP_ADMIT or the limit it breaks. */
 extern DpRefusal dp_admits(const DpCost *total, const DpCost *charge, const DpLimits *lim);
+
+/*
+ * Does one charge fit a role's per-query caps (a DpLimits: NaN = no cap)?
+ * The epsilon of a query is what the filter certifies for it alone at the
+ * role's delta limit (dp_spent_epsilon); a delta cap of 0 admits only
+ * charges without delta.  DP_ADMIT or the DP_REFUSE_QUERY_* it breaks, with
+ * the charge's value and the cap.
+ */
+extern DpRefusal dp_admits_query(const DpCost *charge, const DpLimits *caps, double delta_limit,
+								 double *value, double *cap);
+
+/*
+ * Does adding charge to total make the spending pass frac (e.g. 0.9) of one
+ * of lim's limits, i.e. below frac * limit before and at or above after?
+ * Returns the first such limit (DP_REFUSE_EPSILON, _DELTA, _RHO) with the
+ * spending after the charge and the limit, or DP_ADMIT if none.
+ */
+extern DpRefusal dp_passes_fraction(const DpCost *total, const DpCost *charge, const DpLimits *lim,
+									double frac, double *spent_after, double *limit);
 
 /* Name of a certificate method returned by dp_spent_epsilon. */
 extern const char *dp_spent_method_name(int method);

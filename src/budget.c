@@ -31,6 +31,9 @@
 #include "noise.h"
 
 PG_FUNCTION_INFO_V1(dp_set_budget);
+PG_FUNCTION_INFO_V1(dp_set_query_cap);
+PG_FUNCTION_INFO_V1(dp_ledger_rows);
+PG_FUNCTION_INFO_V1(dp_refusal_rows);
 PG_FUNCTION_INFO_V1(dp_drop_budget);
 PG_FUNCTION_INFO_V1(dp_reset_budget);
 PG_FUNCTION_INFO_V1(dp_budget_rows);
@@ -44,7 +47,7 @@ PG_FUNCTION_INFO_V1(dp_estimate_query_cost);
  * (below_one) may be 0: pure DP, only charges without delta fit.
  */
 static double
-DpLimitArg(FunctionCallInfo fcinfo, int argno, const char *name, bool below_one)
+DpBoundArg(FunctionCallInfo fcinfo, int argno, const char *name, const char *what, bool below_one)
 {
 	double		v;
 
@@ -54,10 +57,13 @@ DpLimitArg(FunctionCallInfo fcinfo, int argno, const char *name, bool below_one)
 	if (isnan(v) || isinf(v) || v < 0.0 || (v == 0.0 && !below_one) || (below_one && v >= 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s limit must be %s, got %g", name,
+				 errmsg("%s %s must be %s, got %g", name, what,
 						below_one ? "at least 0 (pure DP) and less than 1" : "a finite number greater than 0", v)));
 	return v;
 }
+
+#define DpLimitArg(fcinfo, argno, name, below_one) DpBoundArg(fcinfo, argno, name, "limit", below_one)
+#define DpCapArg(fcinfo, argno, name, below_one) DpBoundArg(fcinfo, argno, name, "cap", below_one)
 
 /* The role argument. */
 static Oid
@@ -81,6 +87,24 @@ dp_set_budget(PG_FUNCTION_ARGS)
 	lim.delta = DpLimitArg(fcinfo, 2, "delta", true);
 	lim.rho = DpLimitArg(fcinfo, 3, "rho", false);
 	DpLedgerSetBudget(role, &lim, false);
+	PG_RETURN_VOID();
+}
+
+/*
+ * dp_pg.set_query_cap(role, epsilon, delta, rho): the most one query may
+ * spend (NULL: no cap; all NULL removes the caps).  A role without a budget
+ * gets one with no limits.
+ */
+Datum
+dp_set_query_cap(PG_FUNCTION_ARGS)
+{
+	Oid			role = DpRoleArg(fcinfo);
+	DpLimits	caps;
+
+	caps.epsilon = DpCapArg(fcinfo, 1, "epsilon", false);
+	caps.delta = DpCapArg(fcinfo, 2, "delta", true);
+	caps.rho = DpCapArg(fcinfo, 3, "rho", false);
+	DpLedgerSetCaps(role, &caps);
 	PG_RETURN_VOID();
 }
 
@@ -136,8 +160,8 @@ dp_budget_rows(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 	{
 		DpBudgetRow *r = &rows[i];
-		Datum		values[10];
-		bool		nulls[10] = {false};
+		Datum		values[13];
+		bool		nulls[13] = {false};
 		int			method;
 		double		spent;
 
@@ -162,8 +186,41 @@ dp_budget_rows(PG_FUNCTION_ARGS)
 			values[7] = Float8GetDatum(spent >= r->limits.epsilon ? 0.0 : r->limits.epsilon - spent);
 		values[8] = Int64GetDatum(r->charges);
 		values[9] = CStringGetTextDatum(r->charges == 0 ? "none" : dp_spent_method_name(method));
+		values[10] = DpNullableFloat(r->caps.epsilon, &nulls[10]);
+		values[11] = DpNullableFloat(r->caps.delta, &nulls[11]);
+		values[12] = DpNullableFloat(r->caps.rho, &nulls[12]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	return (Datum) 0;
+}
+
+/*
+ * dp_pg.ledger_rows(): the ledger's rows, read through the ledger worker so
+ * that every database sees the one cluster-wide ledger.  A superuser sees
+ * every row; anyone else the rows of the roles their queries are charged to.
+ */
+Datum
+dp_ledger_rows(PG_FUNCTION_ARGS)
+{
+	Oid			mine[DP_MAX_CHARGE_ROLES];
+	int			nmine = 0;
+	bool		all = superuser();
+
+	if (!all)
+		nmine = DpLedgerChargedRoles(mine);
+	DpLedgerReadRows(fcinfo, DP_READ_LEDGER, all, mine, nmine);
+	return (Datum) 0;
+}
+
+/* dp_pg.refusal_rows(): the log of refused analyst queries (superusers only). */
+Datum
+dp_refusal_rows(PG_FUNCTION_ARGS)
+{
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only superusers may read the log of refused queries")));
+	DpLedgerReadRows(fcinfo, DP_READ_REFUSALS, true, NULL, 0);
 	return (Datum) 0;
 }
 

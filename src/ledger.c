@@ -61,6 +61,7 @@
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
+#include "common/shortest_dec.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -72,6 +73,7 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/condition_variable.h"
+#include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -87,6 +89,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "funcapi.h"
 #include "ledger.h"
 
 /* SQLSTATE of an exhausted budget */
@@ -111,8 +114,37 @@ typedef enum DpRequestKind
 	DP_REQ_CHARGE = 1,
 	DP_REQ_SET_BUDGET,
 	DP_REQ_REMOVE_BUDGET,
-	DP_REQ_RESET
+	DP_REQ_RESET,
+	DP_REQ_SET_CAPS,			/* the per-query caps (dp_pg.set_query_cap) */
+	DP_REQ_READ					/* a page of rows for a view in any database */
 } DpRequestKind;
+
+/* At most this many 90%-of-a-limit warnings per charge. */
+#define DP_MAX_WARNINGS 4
+
+/* A limit whose 90% a charge passed. */
+typedef struct DpLimitWarning
+{
+	Oid			role;
+	DpRefusal	what;			/* DP_REFUSE_EPSILON, _DELTA or _RHO */
+	double		spent;			/* after the charge */
+	double		limit;
+} DpLimitWarning;
+
+/* Rows of a read request, per page: at most this many, and what fits. */
+#define DP_READ_PAGE_ROWS 500
+#define DP_READ_BUFFER (256 * 1024)
+
+/* The reply of a read request in its dynamic shared memory. */
+typedef struct DpReadReply
+{
+	int			natts;			/* columns per row */
+	int			nrows;
+	bool		more;			/* rows after last_id may exist */
+	int64		last_id;
+	Size		used;			/* bytes of data[] */
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+} DpReadReply;
 
 typedef enum DpVerdict
 {
@@ -134,6 +166,12 @@ typedef struct DpLedgerSlot
 	Oid			roles[DP_MAX_CHARGE_ROLES];
 	DpCost		cost;
 	DpLimits	limits;			/* DP_REQ_SET_BUDGET */
+	DpLimits	caps;			/* DP_REQ_SET_CAPS */
+	/* DP_REQ_READ: rows of read_what with id > read_after (roles[] unless read_all) */
+	DpReadWhat	read_what;
+	bool		read_all;
+	int64		read_after;
+	dsm_handle	read_handle;
 	char		query[DP_QUERY_TEXT_LEN];
 	char		detail[DP_DETAIL_LEN];
 	/* verdict */
@@ -145,16 +183,39 @@ typedef struct DpLedgerSlot
 	double		requested;		/* after the charge */
 	int			sqlerrcode;		/* DP_VERDICT_ERROR: the SQLSTATE for the requester */
 	char		errmsg[256];
+	int			nwarn;			/* DP_VERDICT_OK charge: limits whose 90% it passed */
+	DpLimitWarning warn[DP_MAX_WARNINGS];
 	ConditionVariable cv;
 } DpLedgerSlot;
 
 typedef struct DpBudgetEntry
 {
 	Oid			role;			/* hash key */
+	bool		budgeted;		/* has a budget (always, in shared memory) */
 	DpLimits	limits;
+	DpLimits	caps;			/* per-query caps (NaN: none) */
 	DpCost		spent;
 	int64		charges;
 } DpBudgetEntry;
+
+/*
+ * Refusals waiting for the worker to write them to dp_pg.guard_refusal_log
+ * (a ring: when it is full, further refusals are only counted).
+ */
+#define DP_REFUSAL_RING 64
+#define DP_REFUSAL_RULE_LEN 256
+#define DP_REFUSAL_QUERY_LEN 512
+
+typedef struct DpRefusalRecord
+{
+	TimestampTz at;
+	Oid			session_user;
+	Oid			current_user;
+	Oid			database;
+	int			sqlerrcode;
+	char		rule[DP_REFUSAL_RULE_LEN];
+	char		query[DP_REFUSAL_QUERY_LEN];
+} DpRefusalRecord;
 
 typedef struct DpLedgerShared
 {
@@ -165,10 +226,16 @@ typedef struct DpLedgerShared
 	pg_atomic_uint64 budget_generation; /* see DpLedgerBudgetGeneration */
 	ConditionVariable slot_freed;
 	DpLedgerSlot slots[DP_LEDGER_SLOTS];
+	/* refusals to log: refusal_count records from refusal_head, and how many did not fit */
+	int			refusal_head;
+	int			refusal_count;
+	int64		refusals_missed;
+	DpRefusalRecord refusals[DP_REFUSAL_RING];
 } DpLedgerShared;
 
 char	   *dp_ledger_database = NULL;
 int			dp_charge_timeout_ms = 10000;
+int			dp_refusal_log_size = 10000;
 static char *dp_debug_pause = NULL;
 static int	dp_debug_pause_ms = 0;
 #ifdef DP_PG_TEST_SWITCHES
@@ -241,6 +308,14 @@ DpLedgerInit(void)
 							10000, 100, 600000,
 							PGC_SUSET,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("dp_pg.refusal_log_size",
+							"Rows kept in the log of refused analyst queries (dp_pg.guard_refusals); 0 keeps none.",
+							"The ledger worker writes each refusal durably and deletes the oldest rows beyond this many.",
+							&dp_refusal_log_size,
+							10000, 0, 10000000,
+							PGC_SIGHUP,
+							0,
 							NULL, NULL, NULL);
 
 	DefineCustomStringVariable("dp_pg.debug_pause",
@@ -576,14 +651,26 @@ DpRefusalName(DpRefusal r)
 	switch (r)
 	{
 		case DP_REFUSE_EPSILON:
+		case DP_REFUSE_QUERY_EPSILON:
 			return "epsilon";
 		case DP_REFUSE_DELTA:
+		case DP_REFUSE_QUERY_DELTA:
 			return "delta";
 		case DP_REFUSE_RHO:
+		case DP_REFUSE_QUERY_RHO:
 			return "rho";
 		default:
 			return "budget";
 	}
+}
+
+/* A role's name for messages (its OID if it has none any more). */
+static const char *
+DpRoleName(Oid role)
+{
+	const char *name = GetUserNameFromId(role, true);
+
+	return name ? name : psprintf("%u", role);
 }
 
 /* ERROR 22023 unless cost is a charge the ledger can record (see dp_cost_valid_charge). */
@@ -637,19 +724,64 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 	DpLedgerSubmit(i, &result);
 
 	if (result.verdict == DP_VERDICT_REFUSED)
+	{
+		bool		per_query = result.refusal == DP_REFUSE_QUERY_EPSILON ||
+			result.refusal == DP_REFUSE_QUERY_DELTA || result.refusal == DP_REFUSE_QUERY_RHO;
+		char		rule[DP_REFUSAL_RULE_LEN];
+
+		snprintf(rule, sizeof(rule), "%s %s of role \"%s\"",
+				 per_query ? "per-query cap on" : "budget limit on",
+				 DpRefusalName(result.refusal), DpRoleName(result.refused_role));
+		DpLedgerNoteRefusal(rule, ERRCODE_DP_BUDGET_EXCEEDED);
+		if (per_query)
+			ereport(ERROR,
+					(errcode(ERRCODE_DP_BUDGET_EXCEEDED),
+					 errmsg("this query exceeds the per-query %s cap of role \"%s\"",
+							DpRefusalName(result.refusal), DpRoleName(result.refused_role)),
+					 errdetail("The query's %s is %.6g; one query may spend at most %.6g.",
+							   DpRefusalName(result.refusal), result.requested, result.limit),
+					 errhint("Nothing was charged and nothing was released.  Ask for a smaller %s.",
+							 DpRefusalName(result.refusal))));
 		ereport(ERROR,
 				(errcode(ERRCODE_DP_BUDGET_EXCEEDED),
-				 errmsg("privacy budget of role \"%s\" exceeded",
-						GetUserNameFromId(result.refused_role, true) ?
-						GetUserNameFromId(result.refused_role, true) : "?"),
+				 errmsg("privacy budget of role \"%s\" exceeded", DpRoleName(result.refused_role)),
+				 result.refusal == DP_REFUSE_DELTA && result.limit == 0.0 ?
+				 errdetail("The delta limit is 0 (pure differential privacy): only queries without delta fit, and this one has delta %.6g.",
+						   result.requested - result.spent) :
 				 errdetail("%s spent %.6g, limit %.6g, this query would bring it to %.6g.",
 						   DpRefusalName(result.refusal), result.spent, result.limit, result.requested),
 				 errhint("Nothing was charged and nothing was released.")));
+	}
 	if (result.verdict != DP_VERDICT_OK)
 		ereport(ERROR,
 				(errcode(result.sqlerrcode),
 				 errmsg("the dp_pg ledger could not record the charge: %s", result.errmsg),
 				 errdetail("Nothing was charged and nothing was released.")));
+	/* charged: say so when a role's spending passed 90% of a limit */
+	for (int w = 0; w < result.nwarn && w < DP_MAX_WARNINGS; w++)
+		ereport(WARNING,
+				(errmsg("role \"%s\" has spent %.0f%% of its %s limit",
+						DpRoleName(result.warn[w].role),
+						floor(100.0 * result.warn[w].spent / result.warn[w].limit),
+						DpRefusalName(result.warn[w].what)),
+				 errdetail("%s spent %.6g of %.6g, this query included.",
+						   DpRefusalName(result.warn[w].what), result.warn[w].spent, result.warn[w].limit)));
+}
+
+/* A JSON number, or null for NaN / Inf. */
+static void
+DpJsonNumber(StringInfo buf, const char *key, double v)
+{
+	char		num[DOUBLE_SHORTEST_DECIMAL_LEN];
+
+	if (isnan(v) || isinf(v))
+		appendStringInfo(buf, "\"%s\": null", key);
+	else
+	{
+		/* the shortest text that reads back as v */
+		double_to_shortest_decimal_buf(v, num);
+		appendStringInfo(buf, "\"%s\": %s", key, num);
+	}
 }
 
 /* Send a budget administration request and wait for it. */
@@ -659,6 +791,28 @@ DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
 	int			i;
 	DpLedgerSlot *slot;
 	DpLedgerSlot result;
+	StringInfoData detail;
+
+	/* the ledger row of a change records the values it set */
+	initStringInfo(&detail);
+	appendStringInfoChar(&detail, '{');
+	if (kind == DP_REQ_SET_BUDGET && limits)
+	{
+		DpJsonNumber(&detail, "epsilon_limit", limits->epsilon);
+		appendStringInfoString(&detail, ", ");
+		DpJsonNumber(&detail, "delta_limit", limits->delta);
+		appendStringInfoString(&detail, ", ");
+		DpJsonNumber(&detail, "rho_limit", limits->rho);
+	}
+	else if (kind == DP_REQ_SET_CAPS && limits)
+	{
+		DpJsonNumber(&detail, "max_epsilon_per_query", limits->epsilon);
+		appendStringInfoString(&detail, ", ");
+		DpJsonNumber(&detail, "max_delta_per_query", limits->delta);
+		appendStringInfoString(&detail, ", ");
+		DpJsonNumber(&detail, "max_rho_per_query", limits->rho);
+	}
+	appendStringInfoChar(&detail, '}');
 
 	DpLedgerAwaitReady();
 	i = DpLedgerTakeSlot();
@@ -671,10 +825,14 @@ DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
 	slot->nroles = 1;
 	slot->roles[0] = role;
 	dp_cost_zero(&slot->cost);
-	if (limits)
+	slot->limits.epsilon = slot->limits.delta = slot->limits.rho = NAN;
+	slot->caps = slot->limits;
+	if (limits && kind == DP_REQ_SET_CAPS)
+		slot->caps = *limits;
+	else if (limits)
 		slot->limits = *limits;
 	slot->query[0] = '\0';
-	strcpy(slot->detail, "{}");
+	strlcpy(slot->detail, detail.data, DP_DETAIL_LEN);
 	DpLedgerSubmit(i, &result);
 	if (result.verdict != DP_VERDICT_OK)
 		ereport(ERROR,
@@ -688,6 +846,13 @@ void
 DpLedgerSetBudget(Oid role, const DpLimits *limits, bool remove)
 {
 	DpLedgerAdmin(remove ? DP_REQ_REMOVE_BUDGET : DP_REQ_SET_BUDGET, role, limits);
+}
+
+/* Set (all NaN: remove) a role's per-query caps; durable, logged. */
+void
+DpLedgerSetCaps(Oid role, const DpLimits *caps)
+{
+	DpLedgerAdmin(DP_REQ_SET_CAPS, role, caps);
 }
 
 /* Reset a role's spending (DBA only); durable, logged. */
@@ -718,6 +883,7 @@ DpLedgerBudgetRows(DpBudgetRow **rows)
 		{
 			out[n].role = e->role;
 			out[n].limits = e->limits;
+			out[n].caps = e->caps;
 			out[n].spent = e->spent;
 			out[n].charges = e->charges;
 			n++;
@@ -726,6 +892,193 @@ DpLedgerBudgetRows(DpBudgetRow **rows)
 	LWLockRelease(ledger->lock);
 	*rows = out;
 	return n;
+}
+
+/*
+ * Reading the ledger tables from any database
+ * -------------------------------------------
+ * The tables live in the ledger database; a backend elsewhere cannot read
+ * them.  So a read is a request to the worker, like a charge: the backend
+ * creates a dynamic shared memory segment, and asks for the rows after the
+ * last id it has, a page at a time (at most DP_READ_PAGE_ROWS rows, as many
+ * as fit in the segment); the worker runs the SELECT in its batch
+ * transaction (its own subtransaction: a failed read fails alone) and
+ * writes the rows there.  A row travels as its columns: a pass-by-value
+ * Datum as is, a varlena detoasted and flat (text, jsonb and arrays are
+ * position-independent), NULL as a length of -1.  Pages keep the worker's
+ * share of a big read short, so charges are never held up for long.
+ */
+
+/* Append one column of a row to the reply; false if it does not fit. */
+static bool
+DpReadPut(DpReadReply *reply, Size cap, Form_pg_attribute att, Datum d, bool isnull)
+{
+	int32		len;
+	Size		need;
+	char	   *p = reply->data + reply->used;
+
+	if (isnull)
+		len = -1;
+	else if (att->attbyval)
+		len = sizeof(Datum);
+	else if (att->attlen == -1)
+	{
+		d = PointerGetDatum(PG_DETOAST_DATUM(d));
+		len = VARSIZE(DatumGetPointer(d));
+	}
+	else
+		elog(ERROR, "dp_pg ledger: column \"%s\" has an unsupported type", NameStr(att->attname));
+	need = sizeof(int32) + Max(len, 0);
+	if (offsetof(DpReadReply, data) + reply->used + need > cap)
+		return false;
+	memcpy(p, &len, sizeof(int32));
+	if (len == (int32) sizeof(Datum) && att->attbyval)
+		memcpy(p + sizeof(int32), &d, sizeof(Datum));
+	else if (len > 0)
+		memcpy(p + sizeof(int32), DatumGetPointer(d), len);
+	reply->used += need;
+	return true;
+}
+
+/* Read the rows of a ledger table into fcinfo's materialized SRF (see ledger.h). */
+void
+DpLedgerReadRows(FunctionCallInfo fcinfo, DpReadWhat what, bool all, const Oid *roles, int nroles)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TupleDesc	desc;
+	dsm_segment *seg;
+	DpReadReply *reply;
+	int64		after = 0;
+	Datum	   *values;
+	bool	   *nulls;
+
+	Assert(nroles >= 0 && nroles <= DP_MAX_CHARGE_ROLES);
+	InitMaterializedSRF(fcinfo, 0);
+	desc = rsinfo->setDesc;
+	values = palloc(sizeof(Datum) * desc->natts);
+	nulls = palloc(sizeof(bool) * desc->natts);
+	DpLedgerAwaitReady();
+	seg = dsm_create(DP_READ_BUFFER, 0);
+	reply = dsm_segment_address(seg);
+	for (;;)
+	{
+		int			i = DpLedgerTakeSlot();
+		DpLedgerSlot *slot = &ledger->slots[i];
+		DpLedgerSlot result;
+		const char *p;
+
+		slot->kind = DP_REQ_READ;
+		slot->requested_by = GetSessionUserId();
+#ifdef DP_PG_TEST_SWITCHES
+		slot->debug_poison = false;
+#endif
+		slot->nroles = nroles;
+		if (nroles > 0)
+			memcpy(slot->roles, roles, sizeof(Oid) * nroles);
+		dp_cost_zero(&slot->cost);
+		slot->read_what = what;
+		slot->read_all = all;
+		slot->read_after = after;
+		slot->read_handle = dsm_segment_handle(seg);
+		slot->query[0] = '\0';
+		slot->detail[0] = '\0';
+		reply->natts = 0;
+		reply->nrows = 0;
+		reply->used = 0;
+		reply->more = false;
+		DpLedgerSubmit(i, &result);
+		if (result.verdict != DP_VERDICT_OK)
+			ereport(ERROR,
+					(errcode(result.sqlerrcode),
+					 errmsg("the dp_pg ledger could not read its rows: %s", result.errmsg)));
+		if (reply->nrows > 0 && reply->natts != desc->natts)
+			elog(ERROR, "dp_pg ledger: a row of %d columns where %d were expected",
+				 reply->natts, desc->natts);
+		p = reply->data;
+		for (int r = 0; r < reply->nrows; r++)
+		{
+			for (int c = 0; c < desc->natts; c++)
+			{
+				Form_pg_attribute att = TupleDescAttr(desc, c);
+				int32		len;
+
+				memcpy(&len, p, sizeof(int32));
+				p += sizeof(int32);
+				nulls[c] = len < 0;
+				if (len < 0)
+					values[c] = (Datum) 0;
+				else if (att->attbyval)
+				{
+					Datum		d;
+
+					memcpy(&d, p, sizeof(Datum));
+					values[c] = d;
+				}
+				else
+				{
+					char	   *v = palloc(len);
+
+					memcpy(v, p, len);
+					values[c] = PointerGetDatum(v);
+				}
+				p += Max(len, 0);
+			}
+			tuplestore_putvalues(rsinfo->setResult, desc, values, nulls);
+			for (int c = 0; c < desc->natts; c++)
+				if (!nulls[c] && !TupleDescAttr(desc, c)->attbyval)
+					pfree(DatumGetPointer(values[c]));
+		}
+		if (!reply->more)
+			break;
+		after = reply->last_id;
+		CHECK_FOR_INTERRUPTS();
+	}
+	dsm_detach(seg);
+}
+
+/* Note a refusal of an analyst's query for the durable log (see ledger.h). */
+void
+DpLedgerNoteRefusal(const char *rule, int sqlerrcode)
+{
+	DpRefusalRecord *rec;
+	Oid			user = GetSessionUserId();
+
+	if (ledger == NULL || !OidIsValid(user) || superuser_arg(user))
+		return;
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	if (ledger->refusal_count >= DP_REFUSAL_RING)
+	{
+		ledger->refusals_missed++;
+		LWLockRelease(ledger->lock);
+		return;
+	}
+	rec = &ledger->refusals[(ledger->refusal_head + ledger->refusal_count) % DP_REFUSAL_RING];
+	ledger->refusal_count++;
+	rec->at = GetCurrentTimestamp();
+	rec->session_user = user;
+	rec->current_user = GetUserId();
+	rec->database = MyDatabaseId;
+	rec->sqlerrcode = sqlerrcode;
+	rec->rule[0] = '\0';
+	if (rule)
+	{
+		int			rlen = pg_mbcliplen(rule, strlen(rule), DP_REFUSAL_RULE_LEN - 1);
+
+		memcpy(rec->rule, rule, rlen);
+		rec->rule[rlen] = '\0';
+	}
+	rec->query[0] = '\0';
+	if (debug_query_string)
+	{
+		int			qlen = pg_mbcliplen(debug_query_string, strlen(debug_query_string),
+										DP_REFUSAL_QUERY_LEN - 1);
+
+		memcpy(rec->query, debug_query_string, qlen);
+		rec->query[qlen] = '\0';
+	}
+	if (ledger->worker_latch)
+		SetLatch(ledger->worker_latch);
+	LWLockRelease(ledger->lock);
 }
 
 /* ------------------------------------------------------------------------
@@ -798,13 +1151,13 @@ DpWorkerInsert(Oid role, const char *kind, const DpLedgerSlot *slot)
 		elog(ERROR, "could not insert into dp_pg.ledger_entries");
 }
 
-/* Write a role's limits to dp_pg.budget_limits (or delete them). */
+/* Write a role's limits and caps to dp_pg.budget_limits (or delete them). */
 static void
-DpWorkerWriteLimits(Oid role, const DpLimits *l, bool remove)
+DpWorkerWriteLimits(Oid role, const DpLimits *l, const DpLimits *caps, bool remove)
 {
-	Oid			types[4] = {OIDOID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Oid			types[7] = {OIDOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	values[0] = ObjectIdGetDatum(role);
 	if (remove)
@@ -817,11 +1170,17 @@ DpWorkerWriteLimits(Oid role, const DpLimits *l, bool remove)
 	values[1] = DpCostDatum(l->epsilon, &nulls[1]);
 	values[2] = DpCostDatum(l->delta, &nulls[2]);
 	values[3] = DpCostDatum(l->rho, &nulls[3]);
-	if (SPI_execute_with_args("INSERT INTO dp_pg.budget_limits (role, epsilon_limit, delta_limit, rho_limit) "
-							  "VALUES ($1, $2, $3, $4) ON CONFLICT (role) DO UPDATE SET "
+	values[4] = DpCostDatum(caps->epsilon, &nulls[4]);
+	values[5] = DpCostDatum(caps->delta, &nulls[5]);
+	values[6] = DpCostDatum(caps->rho, &nulls[6]);
+	if (SPI_execute_with_args("INSERT INTO dp_pg.budget_limits (role, epsilon_limit, delta_limit, rho_limit, "
+							  "max_epsilon_per_query, max_delta_per_query, max_rho_per_query) "
+							  "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (role) DO UPDATE SET "
 							  "epsilon_limit = EXCLUDED.epsilon_limit, delta_limit = EXCLUDED.delta_limit, "
-							  "rho_limit = EXCLUDED.rho_limit, updated_at = now()",
-							  4, types, values, nulls, false, 0) != SPI_OK_INSERT)
+							  "rho_limit = EXCLUDED.rho_limit, max_epsilon_per_query = EXCLUDED.max_epsilon_per_query, "
+							  "max_delta_per_query = EXCLUDED.max_delta_per_query, "
+							  "max_rho_per_query = EXCLUDED.max_rho_per_query, updated_at = now()",
+							  7, types, values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not write dp_pg.budget_limits");
 }
 
@@ -849,7 +1208,8 @@ DpWorkerLoad(void)
 		hash_search(budgets, &e->role, HASH_REMOVE, NULL);
 	LWLockRelease(ledger->lock);
 
-	if (SPI_execute("SELECT role, epsilon_limit, delta_limit, rho_limit FROM dp_pg.budget_limits",
+	if (SPI_execute("SELECT role, epsilon_limit, delta_limit, rho_limit, max_epsilon_per_query, "
+					"max_delta_per_query, max_rho_per_query FROM dp_pg.budget_limits",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dp_pg.budget_limits");
 	n = SPI_processed;
@@ -868,6 +1228,10 @@ DpWorkerLoad(void)
 		e->limits.epsilon = DpSpiDouble(tup, desc, 2, NAN);
 		e->limits.delta = DpSpiDouble(tup, desc, 3, NAN);
 		e->limits.rho = DpSpiDouble(tup, desc, 4, NAN);
+		e->caps.epsilon = DpSpiDouble(tup, desc, 5, NAN);
+		e->caps.delta = DpSpiDouble(tup, desc, 6, NAN);
+		e->caps.rho = DpSpiDouble(tup, desc, 7, NAN);
+		e->budgeted = true;
 		dp_cost_zero(&e->spent);
 		e->charges = 0;
 	}
@@ -976,7 +1340,9 @@ DpPendingEntry(HTAB *pending, Oid role)
 		else
 		{
 			e->role = role;
+			e->budgeted = false;
 			e->limits.epsilon = e->limits.delta = e->limits.rho = NAN;
+			e->caps = e->limits;
 			dp_cost_zero(&e->spent);
 			e->charges = 0;
 		}
@@ -1005,10 +1371,21 @@ DpWorkerCheck(DpLedgerSlot *slot)
 	char		why[200];
 	char		message[256];
 
+	if (slot->kind == DP_REQ_READ)
+	{
+		if (slot->nroles < 0 || slot->nroles > DP_MAX_CHARGE_ROLES ||
+			(slot->read_what != DP_READ_LEDGER && slot->read_what != DP_READ_REFUSALS))
+		{
+			DpWorkerFail(slot, ERRCODE_INTERNAL_ERROR, "malformed ledger request");
+			return false;
+		}
+		return true;
+	}
 	if (slot->nroles < 1 || slot->nroles > DP_MAX_CHARGE_ROLES ||
 		(slot->kind != DP_REQ_CHARGE && slot->nroles != 1) ||
 		(slot->kind != DP_REQ_CHARGE && slot->kind != DP_REQ_SET_BUDGET &&
-		 slot->kind != DP_REQ_REMOVE_BUDGET && slot->kind != DP_REQ_RESET))
+		 slot->kind != DP_REQ_REMOVE_BUDGET && slot->kind != DP_REQ_RESET &&
+		 slot->kind != DP_REQ_SET_CAPS))
 	{
 		DpWorkerFail(slot, ERRCODE_INTERNAL_ERROR, "malformed ledger request");
 		return false;
@@ -1035,15 +1412,42 @@ DpWorkerJudge(DpLedgerSlot *slot, HTAB *pending)
 	for (int r = 0; r < slot->nroles; r++)
 		local[r] = DpPendingEntry(pending, slot->roles[r]);
 	slot->verdict = DP_VERDICT_OK;
+	slot->nwarn = 0;
+	/* a change of the limits keeps the caps, and the other way round */
+	if (slot->kind == DP_REQ_SET_BUDGET)
+		slot->caps = local[0]->budgeted ? local[0]->caps : slot->limits;
+	if (slot->kind == DP_REQ_SET_CAPS)
+		slot->limits = local[0]->budgeted ? local[0]->limits : slot->caps;
+	if ((slot->kind == DP_REQ_SET_BUDGET || slot->kind == DP_REQ_SET_CAPS) && !local[0]->budgeted)
+	{
+		/* a new budget: what was not set is not limited */
+		if (slot->kind == DP_REQ_SET_BUDGET)
+			slot->caps.epsilon = slot->caps.delta = slot->caps.rho = NAN;
+		else
+			slot->limits.epsilon = slot->limits.delta = slot->limits.rho = NAN;
+	}
 	if (slot->kind != DP_REQ_CHARGE)
 		return;
 	for (int r = 0; r < slot->nroles; r++)
 	{
 		DpRefusal	why;
 		DpCost		after;
+		double		value;
+		double		cap;
 
-		if (DpEntryRemoved(local[r]))
-			continue;			/* dropped earlier in this batch: no limit */
+		if (!local[r]->budgeted)
+			continue;			/* no budget, or dropped earlier in this batch: no limit */
+		why = dp_admits_query(&slot->cost, &local[r]->caps, local[r]->limits.delta, &value, &cap);
+		if (why != DP_ADMIT)
+		{
+			slot->verdict = DP_VERDICT_REFUSED;
+			slot->refused_role = slot->roles[r];
+			slot->refusal = why;
+			slot->spent = 0.0;
+			slot->limit = cap;
+			slot->requested = value;
+			return;
+		}
 		why = dp_admits(&local[r]->spent, &slot->cost, &local[r]->limits);
 		if (why == DP_ADMIT)
 			continue;
@@ -1072,6 +1476,20 @@ DpWorkerJudge(DpLedgerSlot *slot, HTAB *pending)
 		}
 		return;
 	}
+	/* admitted: the limits whose 90% this charge passes */
+	for (int r = 0; r < slot->nroles && slot->nwarn < DP_MAX_WARNINGS; r++)
+	{
+		DpLimitWarning *w = &slot->warn[slot->nwarn];
+
+		if (!local[r]->budgeted)
+			continue;
+		w->what = dp_passes_fraction(&local[r]->spent, &slot->cost, &local[r]->limits, 0.9,
+									 &w->spent, &w->limit);
+		if (w->what == DP_ADMIT)
+			continue;
+		w->role = slot->roles[r];
+		slot->nwarn++;
+	}
 }
 
 /* Write the rows of an admitted request (inside its subtransaction). */
@@ -1086,8 +1504,14 @@ DpWorkerWrite(const DpLedgerSlot *slot)
 			break;
 		case DP_REQ_SET_BUDGET:
 		case DP_REQ_REMOVE_BUDGET:
-			DpWorkerWriteLimits(slot->roles[0], &slot->limits, slot->kind == DP_REQ_REMOVE_BUDGET);
+			DpWorkerWriteLimits(slot->roles[0], &slot->limits, &slot->caps, slot->kind == DP_REQ_REMOVE_BUDGET);
 			DpWorkerInsert(slot->roles[0], slot->kind == DP_REQ_REMOVE_BUDGET ? "remove" : "limit", slot);
+			break;
+		case DP_REQ_SET_CAPS:
+			DpWorkerWriteLimits(slot->roles[0], &slot->limits, &slot->caps, false);
+			DpWorkerInsert(slot->roles[0], "cap", slot);
+			break;
+		case DP_REQ_READ:
 			break;
 		case DP_REQ_RESET:
 			DpWorkerInsert(slot->roles[0], "reset", slot);
@@ -1119,12 +1543,19 @@ DpWorkerApply(const DpLedgerSlot *slot, DpWorkBatch *wb)
 				e->charges++;
 				break;
 			case DP_REQ_SET_BUDGET:
+			case DP_REQ_SET_CAPS:
 				e->limits = slot->limits;
+				e->caps = slot->caps;
+				e->budgeted = true;
 				wb->limits_changed = true;
 				break;
 			case DP_REQ_REMOVE_BUDGET:
 				e->limits.epsilon = e->limits.delta = e->limits.rho = DP_REMOVED_LIMIT;
+				e->caps.epsilon = e->caps.delta = e->caps.rho = NAN;
+				e->budgeted = false;
 				wb->limits_changed = true;
+				break;
+			case DP_REQ_READ:
 				break;
 			case DP_REQ_RESET:
 				dp_cost_zero(&e->spent);
@@ -1132,6 +1563,75 @@ DpWorkerApply(const DpLedgerSlot *slot, DpWorkBatch *wb)
 				break;
 		}
 	}
+}
+
+/*
+ * A read request: a page of rows into the requester's segment (see
+ * "Reading the ledger tables from any database").  The columns are the
+ * SQL-level result columns of dp_pg.ledger_rows() and dp_pg.refusal_rows().
+ */
+static void
+DpWorkerRead(DpLedgerSlot *slot)
+{
+	static const char *ledger_sql =
+		"SELECT id, role, kind, charged_at, requested_by, query, epsilon, delta, rho, rdp, detail "
+		"FROM dp_pg.ledger_entries WHERE id > $1 AND ($2 OR role = ANY ($3)) ORDER BY id LIMIT $4";
+	static const char *refusals_sql =
+		"SELECT id, refused_at, role, as_role, database, sqlstate, rule, query "
+		"FROM dp_pg.guard_refusal_log WHERE id > $1 AND ($2 OR role = ANY ($3)) ORDER BY id LIMIT $4";
+	Oid			types[4] = {INT8OID, BOOLOID, OIDARRAYOID, INT4OID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Datum		roles[DP_MAX_CHARGE_ROLES];
+	dsm_segment *seg;
+	DpReadReply *reply;
+	uint64		n;
+
+	for (int r = 0; r < slot->nroles; r++)
+		roles[r] = ObjectIdGetDatum(slot->roles[r]);
+	values[0] = Int64GetDatum(slot->read_after);
+	values[1] = BoolGetDatum(slot->read_all);
+	values[2] = PointerGetDatum(construct_array(roles, slot->nroles, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+	values[3] = Int32GetDatum(DP_READ_PAGE_ROWS);
+	if (SPI_execute_with_args(slot->read_what == DP_READ_LEDGER ? ledger_sql : refusals_sql,
+							  4, types, values, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the dp_pg ledger");
+	n = SPI_processed;
+
+	seg = dsm_attach(slot->read_handle);
+	if (seg == NULL)
+		elog(ERROR, "the reader is gone");
+	reply = dsm_segment_address(seg);
+	reply->natts = SPI_tuptable->tupdesc->natts;
+	reply->nrows = 0;
+	reply->used = 0;
+	reply->more = n == DP_READ_PAGE_ROWS;
+	for (uint64 r = 0; r < n; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		Size		mark = reply->used;
+		bool		fits = true;
+		bool		isnull;
+
+		for (int c = 0; c < desc->natts && fits; c++)
+		{
+			Datum		d = SPI_getbinval(tup, desc, c + 1, &isnull);
+
+			fits = DpReadPut(reply, DP_READ_BUFFER, TupleDescAttr(desc, c), d, isnull);
+		}
+		if (!fits)
+		{
+			reply->used = mark;
+			if (reply->nrows == 0)
+				elog(ERROR, "a ledger row is larger than the read buffer");
+			reply->more = true;
+			break;
+		}
+		reply->nrows++;
+		reply->last_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	}
+	dsm_detach(seg);
 }
 
 /*
@@ -1157,9 +1657,17 @@ DpWorkerRequest(DpLedgerSlot *slot, DpWorkBatch *wb, int nbatch)
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		DpWorkerJudge(slot, wb->pending);
-		if (slot->verdict == DP_VERDICT_OK)
-			DpWorkerWrite(slot);
+		if (slot->kind == DP_REQ_READ)
+		{
+			DpWorkerRead(slot);
+			slot->verdict = DP_VERDICT_OK;
+		}
+		else
+		{
+			DpWorkerJudge(slot, wb->pending);
+			if (slot->verdict == DP_VERDICT_OK)
+				DpWorkerWrite(slot);
+		}
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -1185,7 +1693,7 @@ DpWorkerRequest(DpLedgerSlot *slot, DpWorkBatch *wb, int nbatch)
 				(errmsg("dp_pg ledger: a request of a batch of %d failed and was rolled back: %s",
 						nbatch, slot->errmsg),
 				 errdetail("The other requests of the batch are not affected.")));
-	else if (slot->verdict == DP_VERDICT_OK)
+	else if (slot->verdict == DP_VERDICT_OK && slot->kind != DP_REQ_READ)
 		DpWorkerApply(slot, wb);
 }
 
@@ -1208,8 +1716,7 @@ DpWorkerPublish(DpWorkBatch *wb)
 			hash_search(budgets, &p->role, HASH_REMOVE, NULL);
 			continue;
 		}
-		if (isnan(p->limits.epsilon) && isnan(p->limits.delta) && isnan(p->limits.rho) &&
-			hash_search(budgets, &p->role, HASH_FIND, NULL) == NULL)
+		if (!p->budgeted)
 			continue;			/* reset of (or charge to) a role with no budget */
 		e = hash_search(budgets, &p->role, HASH_ENTER_NULL, &found);
 		if (e == NULL)
@@ -1337,6 +1844,103 @@ DpWorkerBatch(void)
 	return true;
 }
 
+/*
+ * Write the queued refusals to dp_pg.guard_refusal_log in one transaction,
+ * with a row counting those that did not fit in the queue, and delete the
+ * oldest rows beyond dp_pg.refusal_log_size.  A failure loses this batch of
+ * refusals (logged), never a charge: charges are separate transactions.
+ */
+static void
+DpWorkerDrainRefusals(void)
+{
+	DpRefusalRecord recs[DP_REFUSAL_RING];
+	int			n;
+	int64		missed;
+
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	n = ledger->refusal_count;
+	for (int i = 0; i < n; i++)
+		recs[i] = ledger->refusals[(ledger->refusal_head + i) % DP_REFUSAL_RING];
+	missed = ledger->refusals_missed;
+	ledger->refusal_head = (ledger->refusal_head + n) % DP_REFUSAL_RING;
+	ledger->refusal_count = 0;
+	ledger->refusals_missed = 0;
+	LWLockRelease(ledger->lock);
+	if ((n == 0 && missed == 0) || dp_refusal_log_size == 0)
+		return;
+
+	PG_TRY();
+	{
+		static const char *sql =
+			"INSERT INTO dp_pg.guard_refusal_log (refused_at, role, as_role, database, sqlstate, rule, query) "
+			"VALUES ($1, $2, $3, $4, $5, $6, $7)";
+		Oid			types[7] = {TIMESTAMPTZOID, OIDOID, OIDOID, OIDOID, TEXTOID, TEXTOID, TEXTOID};
+		Datum		values[7];
+		char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		SPI_connect();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: logging refusals");
+		for (int i = 0; i <= n; i++)
+		{
+			if (i == n)
+			{
+				char		rule[128];
+
+				if (missed == 0)
+					break;
+				/* the refusals the full queue could only count */
+				snprintf(rule, sizeof(rule), "%lld more refusals were not logged (the queue was full)",
+						 (long long) missed);
+				values[0] = TimestampTzGetDatum(GetCurrentTimestamp());
+				nulls[1] = nulls[2] = nulls[3] = nulls[6] = 'n';
+				values[4] = CStringGetTextDatum("");
+				values[5] = CStringGetTextDatum(rule);
+			}
+			else
+			{
+				values[0] = TimestampTzGetDatum(recs[i].at);
+				values[1] = ObjectIdGetDatum(recs[i].session_user);
+				values[2] = ObjectIdGetDatum(recs[i].current_user);
+				values[3] = ObjectIdGetDatum(recs[i].database);
+				values[4] = CStringGetTextDatum(unpack_sql_state(recs[i].sqlerrcode));
+				values[5] = CStringGetTextDatum(recs[i].rule);
+				values[6] = CStringGetTextDatum(recs[i].query);
+			}
+			if (SPI_execute_with_args(sql, 7, types, values, nulls, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not insert into dp_pg.guard_refusal_log");
+		}
+		{
+			Oid			dtypes[1] = {INT8OID};
+			Datum		dvalues[1] = {Int64GetDatum((int64) dp_refusal_log_size)};
+
+			if (SPI_execute_with_args("DELETE FROM dp_pg.guard_refusal_log "
+									  "WHERE id <= (SELECT max(id) FROM dp_pg.guard_refusal_log) - $1",
+									  1, dtypes, dvalues, NULL, false, 0) != SPI_OK_DELETE)
+				elog(ERROR, "could not trim dp_pg.guard_refusal_log");
+		}
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		pgstat_report_activity(STATE_IDLE, NULL);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(TopMemoryContext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG,
+				(errmsg("dp_pg ledger: %d refusals could not be logged: %s", n, edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
 /* True (in a transaction) if the dp_pg extension exists in this database. */
 static bool
 DpWorkerExtensionExists(void)
@@ -1424,8 +2028,14 @@ DpLedgerWorkerMain(Datum arg)
 
 	for (;;)
 	{
-		while (DpWorkerBatch())
+		bool		busy;
+
+		do
+		{
+			busy = DpWorkerBatch();
+			DpWorkerDrainRefusals();
 			CHECK_FOR_INTERRUPTS();
+		} while (busy);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();

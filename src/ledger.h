@@ -15,13 +15,22 @@ typedef struct DpBudgetRow
 {
 	Oid			role;
 	DpLimits	limits;
+	DpLimits	caps;			/* per-query caps (NaN: none) */
 	DpCost		spent;
 	int64		charges;
 } DpBudgetRow;
 
+/* What a read request reads (DpLedgerReadRows). */
+typedef enum DpReadWhat
+{
+	DP_READ_LEDGER = 1,			/* dp_pg.ledger_entries */
+	DP_READ_REFUSALS			/* dp_pg.guard_refusal_log */
+} DpReadWhat;
+
 /* GUCs */
 extern char *dp_ledger_database;
 extern int	dp_charge_timeout_ms;
+extern int	dp_refusal_log_size;
 
 /*
  * Fault injection for the crash tests (superuser only, off by default):
@@ -80,11 +89,30 @@ extern void DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 /* Set (or with all NaN, remove) a role's limits; durable, logged. */
 extern void DpLedgerSetBudget(Oid role, const DpLimits *limits, bool remove);
 
+/* Set (all NaN: remove) a role's per-query caps; durable, logged. */
+extern void DpLedgerSetCaps(Oid role, const DpLimits *caps);
+
 /* Reset a role's spending (DBA only); durable, logged. */
 extern void DpLedgerResetBudget(Oid role);
 
 /* Copy out the budget rows (palloc'd array); returns the count. */
 extern int	DpLedgerBudgetRows(DpBudgetRow **rows);
+
+/*
+ * Read the rows of a ledger table (in dp_pg.ledger_database) from any
+ * database, through the ledger worker, a page at a time, into the
+ * materialized SRF of fcinfo (whose result columns are the table's, in
+ * order).  all: every row; else only those whose role is in roles[].
+ */
+extern void DpLedgerReadRows(FunctionCallInfo fcinfo, DpReadWhat what, bool all,
+							 const Oid *roles, int nroles);
+
+/*
+ * Note a refusal of an analyst's query (not of superusers) for the durable
+ * log dp_pg.guard_refusals: rule names what was refused.  Never waits and
+ * never fails: if the queue is full the refusal is only counted.
+ */
+extern void DpLedgerNoteRefusal(const char *rule, int sqlerrcode);
 
 /* Worker entry point. */
 extern PGDLLEXPORT void DpLedgerWorkerMain(Datum arg);

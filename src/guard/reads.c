@@ -45,6 +45,7 @@
 #include "callsite.h"
 #include "plantree.h"
 #include "guard/guard.h"
+#include "ledger.h"
 
 /* Stamps in PlannedStmt->invalItems (cache ids no catalog cache has). */
 #define DP_STAMP_ANALYST (-4201)	/* hashValue: the analyst epoch of the approval */
@@ -127,11 +128,15 @@ DpReadsBeforePlanning(Query *parse, DpPlanCheck *check)
 		DpGuardRefuse("the sequences of protected tables are hidden",
 					  "Their values count the rows inserted into the table.");
 	if (c.dp_aggregates && c.unit_reads > 0 && !check->bounded)
+	{
+		DpLedgerNoteRefusal("dp aggregates over a table with a privacy unit must read it directly in the outermost query",
+							ERRCODE_FEATURE_NOT_SUPPORTED);
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("dp aggregates over a table with a privacy unit must read it directly in the outermost query"),
 				 errdetail("Only that shape bounds each person's contribution; in a subquery, CTE or view the answer would protect rows, not persons."),
 				 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
+	}
 }
 
 /* Expression walker: true if it has a dp aggregate. */
@@ -239,11 +244,15 @@ DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 	if (c.unit_reads > 0 && DpStmtHasDpAggregate(stmt))
 	{
 		if (c.unit_reads > check->unit_reads || !check->bounded)
+		{
+			DpLedgerNoteRefusal("dp aggregates over a table with a privacy unit must read it directly in the outermost query",
+								ERRCODE_FEATURE_NOT_SUPPORTED);
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("dp aggregates over a table with a privacy unit must read it directly in the outermost query"),
 					 errdetail("This query reads it through a function, where no person's contribution is bounded."),
 					 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
+		}
 		DpStamp(stmt, DP_STAMP_BOUNDED, 0);
 	}
 	/*
@@ -295,11 +304,15 @@ DpReadsExecutorStart(QueryDesc *queryDesc, int eflags)
 		}
 	}
 	if (running_dp_queries > 0 && c.unit_reads > 0 && DpFindStamp(stmt, DP_STAMP_BOUNDED) == NULL)
+	{
+		DpLedgerNoteRefusal("a table with a privacy unit cannot be read inside a running dp query",
+							ERRCODE_FEATURE_NOT_SUPPORTED);
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("a table with a privacy unit cannot be read inside a running dp query"),
 				 errdetail("Its rows would reach the dp aggregate without bounding each person's contribution."),
 				 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
+	}
 }
 
 /* ExecutorRun: a query starts running; true if it is a dp query (pass it to DpReadsRunPop). */

@@ -80,6 +80,7 @@
 void
 DpGuardRefuse(const char *rule, const char *detail)
 {
+	DpLedgerNoteRefusal(rule, ERRCODE_INSUFFICIENT_PRIVILEGE);
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("dp_pg: %s", rule),
@@ -741,10 +742,13 @@ DpCheckReleasedWalker(Node *node, DpReleaseCheck *cxt)
 					  "Selecting, filtering or ordering by another column would release it.");
 	}
 	if (IsA(node, WindowFunc) && DpKindOfAggregate(((WindowFunc *) node)->winfnoid) != NULL)
+	{
+		DpLedgerNoteRefusal("a dp aggregate used as a window function", ERRCODE_FEATURE_NOT_SUPPORTED);
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s cannot be used as a window function", get_func_name(((WindowFunc *) node)->winfnoid)),
 				 errdetail("A dp aggregate releases one noisy value per group; its cost must be known before the query runs.")));
+	}
 	if (IsA(node, GroupingFunc))
 		DpGuardRefuse("GROUPING() is not allowed on a protected table", "There are no grouping sets.");
 	return expression_tree_walker(node, DpCheckReleasedWalker, cxt);

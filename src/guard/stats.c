@@ -79,6 +79,7 @@
 #include "utils/syscache.h"
 
 #include "guard/guard.h"
+#include "ledger.h"
 
 PG_FUNCTION_INFO_V1(dp_masked_call);
 PG_FUNCTION_INFO_V1(dp_hidden_relation);
@@ -403,6 +404,8 @@ DpSideRefuse(Oid fn, bool maskable)
 {
 	char	   *name = get_func_name(fn);
 
+	DpLedgerNoteRefusal(psprintf("%s is not available while protected tables are hidden", name ? name : "?"),
+						ERRCODE_INSUFFICIENT_PRIVILEGE);
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("dp_pg: %s is not available while protected tables are hidden from you", name ? name : "?"),

@@ -44,6 +44,7 @@
 #include "utils/syscache.h"
 
 #include "guard/guard.h"
+#include "ledger.h"
 
 /* Cached trust of one function. */
 typedef struct DpTrustEntry
@@ -122,6 +123,8 @@ DpTrustRefuse(Oid fn)
 {
 	char	   *name = get_func_name(fn);
 
+	DpLedgerNoteRefusal(psprintf("function %s may not run in an analyst's session", name ? name : "?"),
+						ERRCODE_INSUFFICIENT_PRIVILEGE);
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("dp_pg: function %s may not run in an analyst's session", name ? name : "?"),
@@ -272,11 +275,14 @@ DpTrustCheckUtility(Node *stmt)
 	const char *what = DpStoredCode(stmt);
 
 	if (what != NULL && DpSessionIsAnalyst())
+	{
+		DpLedgerNoteRefusal(psprintf("analysts may not create %s", what), ERRCODE_INSUFFICIENT_PRIVILEGE);
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("dp_pg: analysts may not create %s", what),
 				 errdetail("Analysts run only code owned by a superuser; code and expressions that run outside a query plan are not allowed."),
 				 errhint("Ask a DBA to create the object.")));
+	}
 }
 
 /* Register the cache invalidation callbacks. */

@@ -57,6 +57,7 @@
 #include "agg_common.h"
 #include "callsite.h"
 #include "guard/guard.h"
+#include "ledger.h"
 #include "guc.h"
 
 
@@ -564,11 +565,15 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 			distinct = lappend(distinct, a);
 	}
 	if (has_histogram && (list_length(distinct) > 1 || q->groupClause != NIL))
+	{
+		DpLedgerNoteRefusal("on a table with a privacy unit, dp_histogram must be the only dp aggregate of its query",
+							ERRCODE_FEATURE_NOT_SUPPORTED);
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("on a table with a privacy unit, dp_histogram must be the only dp aggregate of its query, without GROUP BY"),
 				 errdetail("Its bins are the cells each unit's contribution is bounded over."),
 				 errhint("Run the histogram in a query of its own.")));
+	}
 	cells = has_histogram || q->groupClause != NIL;
 
 	/* public keys of the GROUP BY columns (before the query changes) */

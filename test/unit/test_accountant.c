@@ -228,5 +228,78 @@ main(void)
 		}
 		tap_ok(ok, "the spent epsilon never decreases as charges are added");
 	}
+	/* per-query caps: a charge alone against the caps, whatever was spent */
+	{
+		DpLimits	caps = {NAN, NAN, NAN};
+		double		v = 0.0,
+					cap = 0.0;
+
+		c = pure_cost(2.0);
+		tap_ok(dp_admits_query(&c, &caps, 1e-6, &v, &cap) == DP_ADMIT, "no caps: anything fits");
+		caps.epsilon = 1.0;
+		tap_ok(dp_admits_query(&c, &caps, 1e-6, &v, &cap) == DP_REFUSE_QUERY_EPSILON && v == 2.0 && cap == 1.0,
+			   "epsilon cap 1: a query of epsilon 2 is refused, naming 2 and 1");
+		c = pure_cost(1.0);
+		tap_ok(dp_admits_query(&c, &caps, 1e-6, &v, &cap) == DP_ADMIT, "epsilon cap 1: epsilon exactly 1 fits");
+		c = gauss_cost(0.9, 1e-7);
+		caps.delta = 1e-8;
+		tap_ok(dp_admits_query(&c, &caps, 1e-6, &v, &cap) == DP_REFUSE_QUERY_DELTA && v == 1e-7,
+			   "delta cap 1e-8: a query with delta 1e-7 is refused (delta)");
+		caps.delta = 0.0;
+		c = pure_cost(0.5);
+		tap_ok(dp_admits_query(&c, &caps, 1e-6, &v, &cap) == DP_ADMIT, "delta cap 0: a pure query fits");
+		caps.delta = NAN;
+		caps.epsilon = NAN;
+		caps.rho = 0.1;
+		c = pure_cost(1.0);		/* rho 0.5 */
+		tap_ok(dp_admits_query(&c, &caps, 1e-6, &v, &cap) == DP_REFUSE_QUERY_RHO && v == 0.5 && cap == 0.1,
+			   "rho cap 0.1: a query of rho 0.5 is refused (rho)");
+		/* a zCDP-only charge (no epsilon stated) against an epsilon cap: its certified epsilon */
+		caps.rho = NAN;
+		caps.epsilon = 5.0;
+		c.epsilon = INFINITY;
+		c.delta = 0.0;
+		c.rho = 0.01;
+		for (int i = 0; i < DP_RDP_NALPHAS; i++)
+			c.rdp[i] = 0.01 * DP_RDP_ALPHAS[i];
+		tap_ok(dp_admits_query(&c, &caps, 1e-6, &v, &cap) == DP_ADMIT,
+			   "epsilon cap 5: a rho = 0.01 query fits through its Renyi certificate at delta 1e-6");
+		tap_ok(dp_admits_query(&c, &caps, NAN, &v, &cap) == DP_REFUSE_QUERY_EPSILON && isinf(v),
+			   "... but not when the role has no delta limit (no certificate but basic)");
+	}
+
+	/* passing 90% of a limit: once, on the charge that crosses it */
+	{
+		DpLimits	l = {1.0, 1e-6, NAN};
+		double		now = 0.0,
+					at = 0.0;
+		int			crossings = 0;
+		int			bad = 0;
+
+		dp_cost_zero(&t);
+		c = pure_cost(0.1);
+		for (int i = 0; i < 9; i++)
+		{
+			DpRefusal	w = dp_passes_fraction(&t, &c, &l, 0.9, &now, &at);
+
+			if (w != DP_ADMIT)
+			{
+				crossings++;
+				if (w != DP_REFUSE_EPSILON || i != 8 || at != 1.0 || now < 0.9)
+					bad++;
+			}
+			dp_cost_add(&t, &c);
+		}
+		tap_ok(crossings == 1 && bad == 0, "ten charges of 0.1 against 1: the ninth passes 90%% of epsilon, once");
+		dp_cost_zero(&t);
+		c = gauss_cost(0.01, 0.95e-6);
+		tap_ok(dp_passes_fraction(&t, &c, &l, 0.9, &now, &at) == DP_REFUSE_DELTA && at == 1e-6,
+			   "a charge of delta 0.95e-6 against 1e-6 passes 90%% of delta");
+		c = pure_cost(0.5);
+		l.epsilon = NAN;
+		l.delta = 0.0;
+		tap_ok(dp_passes_fraction(&t, &c, &l, 0.9, &now, &at) == DP_ADMIT,
+			   "no epsilon limit and a delta limit of 0: nothing to pass");
+	}
 	return tap_done();
 }
