@@ -387,6 +387,53 @@ FROM unit_test.judge((
 	                      WHERE pid <> 0 OR pid IS NULL$q$) AS r(h jsonb), jsonb_each_text(r.h) e),
 	'tag', '{t0,t1,t2,t3,t4}', '{}', 0) h3;
 
+-- A unit's cells are chosen only among those it can contribute to
+-- (unit_test.hbins, g = 1, r = 2).  Units 1..200 each have rows outside the
+-- bins of every form (keys 'x' and 'z' not in the bins, NULL, NaN) and rows
+-- in exactly one bin: 'a' twice (even units, 2 <= r) or 'b' once (odd).
+-- Rows that a histogram never counts must take none of a unit's g = 1 cells,
+-- so every one of these units is counted, exactly: a = 200, b = 100 (with
+-- the cell chosen among all keys, about a third of the units would be).
+-- Units 201..260 have one row in 'a' and one in 'b': each keeps one of its
+-- two cells at random, so over 10 runs the count of 'a' taken from them is
+-- Binomial(600, 1/2); Hoeffding bounds |A - 300| >= 81 by
+-- 2 exp(-2 * 81^2 / 600) < 5e-10, and the runs' totals are exact (360).
+CREATE TABLE unit_test.hbins AS
+SELECT u AS pid, key, v
+FROM generate_series(1, 200) u,
+     LATERAL (VALUES ('x', 10::float8), ('x', 11), ('x', 12), ('z', NULL), (NULL, 'NaN')) o(key, v)
+UNION ALL
+SELECT u, CASE WHEN u % 2 = 0 THEN 'a' ELSE 'b' END, CASE WHEN u % 2 = 0 THEN 0.5 ELSE 1.5 END
+FROM generate_series(1, 200) u, generate_series(1, 2) i
+WHERE u % 2 = 0 OR i = 1
+UNION ALL
+SELECT u, key, CASE key WHEN 'a' THEN 0.5 ELSE 1.5 END
+FROM generate_series(201, 260) u, (VALUES ('a'), ('b')) k(key);
+SELECT dp_pg.protect('unit_test.hbins', 'pid', max_groups_contributed => 1, max_rows_per_unit => 2) IS NOT NULL AS protected;
+-- the bins form: keys outside the bins take no cell
+SELECT h->>'a' AS a, h->>'b' AS b
+FROM unit_test.run($q$SELECT dp_histogram(key, ARRAY['a', 'b'], 'laplace(epsilon=1)') FROM hbins WHERE pid <= 200$q$) AS r(h jsonb);
+-- with a FILTER (the query's rows): the same
+SELECT h->>'a' AS a, h->>'b' AS b
+FROM unit_test.run($q$SELECT dp_histogram(key, ARRAY['a', 'b'], 'laplace(epsilon=1)') FILTER (WHERE v < 100) FROM hbins WHERE pid <= 200$q$) AS r(h jsonb);
+-- the equal-width form over [0, 2): NULL and NaN take no cell
+SELECT h->>'[0,1)' AS lo, h->>'[1,2)' AS hi
+FROM unit_test.run($q$SELECT dp_histogram(v, 0, 2, 2, 'laplace(epsilon=1)') FROM hbins WHERE pid <= 200 AND key IS DISTINCT FROM 'x'$q$) AS r(h jsonb);
+-- with 'x' (10, 11, 12, clamped into the last bin) an even unit has two
+-- cells (one kept at random, 2 either way), an odd one a single cell of 4
+-- rows (2): the total is exact
+SELECT (h->>'[0,1)')::int + (h->>'[1,2)')::int AS total_width
+FROM unit_test.run($q$SELECT dp_histogram(v, 0, 2, 2, 'laplace(epsilon=1)') FROM hbins WHERE pid <= 200$q$) AS r(h jsonb);
+-- the keys form: NULL keys take no cell
+SELECT h->>'a' AS a, h->>'b' AS b
+FROM unit_test.run($q$SELECT dp_histogram(key, 'gaussian(epsilon=8, delta=1e-12)') FROM hbins WHERE pid <= 200 AND (key IS NULL OR key IN ('a', 'b'))$q$) AS r(h jsonb);
+-- two eligible cells per unit: exact totals, uniform choice
+SELECT count(*) AS runs,
+       bool_and((h->>'a')::int + (h->>'b')::int = 360) AS totals_exact,
+       abs(sum((h->>'a')::int - 200) - 300) < 81 AS choice_uniform
+FROM generate_series(1, 10) rep,
+     LATERAL unit_test.run($q$SELECT dp_histogram(key, ARRAY['a', 'b'], 'laplace(epsilon=1)') FROM hbins$q$, rep) AS r(h jsonb);
+
 --
 -- 2. A trusted role (no budget) on a table that is not protected: the same
 -- bounding on request, through the session settings
@@ -411,6 +458,16 @@ FROM unit_test.run($q$
 	FROM free$q$) AS r(c bigint, cy bigint, s4 bigint, s8 bigint, sf float8, sn numeric, af float8),
      unit_test.truth t
 WHERE t.variant = 'all';
+-- dp_pg.partition_keep written by the user counts units, not rows: every k
+-- has about 100 units (kept, far above the threshold); the heavy unit alone
+-- (FILTER pid = 0) is one unit in its cells although it has 200 rows there
+-- (not kept: one unit is below the threshold, 200 rows would be above it)
+SELECT count(*) AS groups, bool_and(keep) AS all_kept, bool_or(heavy_only) AS heavy_kept
+FROM unit_test.run($q$SELECT k, dp_pg.partition_keep('gaussian(epsilon=1, delta=1e-6)'),
+                             dp_pg.partition_keep('gaussian(epsilon=1, delta=1e-6)') FILTER (WHERE pid = 0)
+                      FROM free GROUP BY k$q$) AS r(k int, keep bool, heavy_only bool);
+SELECT count(*) AS groups
+FROM unit_test.run($q$SELECT k FROM free GROUP BY k HAVING dp_pg.partition_keep('gaussian(epsilon=1, delta=1e-6)')$q$) AS r(k int);
 -- GROUP BY k (no public keys here: partition selection, all of 0..4 pass)
 -- and the bins histogram, 5 repetitions each
 SELECT reps, cells_ok, within_bound, heavy_or_nothing, moved_ok

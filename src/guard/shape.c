@@ -677,7 +677,13 @@ DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
 	if (kind == NULL)
 		DpGuardRefuse("only dp aggregates may read a protected table",
 					  psprintf("Aggregate %s is not differentially private.", get_func_name(agg->aggfnoid)));
-	if (DpAggNumArgs(agg->args) != kind->nargs || kind == &dp_partition_keep_kind)
+	/*
+	 * dp_pg.partition_keep written by the user is one more released value (a
+	 * noisy count compared with its threshold, charged like any call site);
+	 * the key set is still released only through the selection the guard
+	 * adds itself (groups.c), so it cannot widen what is released.
+	 */
+	if (DpAggNumArgs(agg->args) != kind->nargs)
 		DpGuardRefuse("dp_pg's internal aggregates cannot be called on a protected table",
 					  psprintf("%s is written by dp_pg itself.", get_func_name(agg->aggfnoid)));
 	if (agg->aggdistinct != NIL || agg->aggorder != NIL)

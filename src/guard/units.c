@@ -53,6 +53,8 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/typcache.h"
+#include "access/stratnum.h"
 
 #include "agg_common.h"
 #include "callsite.h"
@@ -214,6 +216,39 @@ DpAnd(Expr *a, Expr *b)
 	return makeBoolExpr(AND_EXPR, list_make2(a, b), -1);
 }
 
+/*
+ * key = ANY(bins) with the equality of the key's type (its default hash
+ * opclass, the one dp_histogram finds bins with), under the key's collation.
+ */
+static Expr *
+DpKeyInBins(Expr *key, Expr *bins, Oid collid)
+{
+	Oid			type = exprType((Node *) key);
+	TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_HASH_OPFAMILY | TYPECACHE_EQ_OPR);
+	Oid			eqop = InvalidOid;
+	ScalarArrayOpExpr *sa;
+
+	if (OidIsValid(tc->hash_opf))
+		eqop = get_opfamily_member(tc->hash_opf, tc->hash_opintype, tc->hash_opintype, HTEqualStrategyNumber);
+	if (!OidIsValid(eqop))
+		eqop = tc->eq_opr;
+	if (!OidIsValid(eqop))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not identify an equality operator for type %s", format_type_be(type))));
+	sa = makeNode(ScalarArrayOpExpr);
+	sa->opno = eqop;
+	sa->opfuncid = InvalidOid;
+	sa->hashfuncid = InvalidOid;
+	sa->negfuncid = InvalidOid;
+	sa->useOr = true;
+	sa->inputcollid = collid;
+	sa->args = list_make2(key, bins);
+	sa->location = -1;
+	set_sa_opfuncid(sa);
+	return (Expr *) sa;
+}
+
 /* Build the inner contribution(s) and the outer bounded call of one dp aggregate. */
 static void
 DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
@@ -337,9 +372,18 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 			cell = keyarg;
 		cellcol = DpAddColumn(q1, cell, "dp_cell", false);
 		q1->groupClause = lappend(q1->groupClause, DpSortGroupFor(q1, cellcol, false));
-		/* only rows this histogram counts take a cell (a lone histogram: its FILTER is the query's) */
+		/*
+		 * Only rows this histogram counts take a cell (a lone histogram: its
+		 * FILTER is the query's): with public bins, rows whose key is not a
+		 * bin are never counted, so they must not take one of the unit's g
+		 * cells either (key = ANY(bins), the bins' equality as the
+		 * histogram's).
+		 */
 		q1->jointree->quals = (Node *) DpAnd(DpAnd((Expr *) q1->jointree->quals, filter),
 											 (Expr *) DpIsNotNull((Expr *) copyObject(cell)));
+		if (kind == &dp_histogram_bins_kind)
+			q1->jointree->quals = (Node *) DpAnd((Expr *) q1->jointree->quals,
+												 DpKeyInBins(DpAggArg(a, 0), DpAggArg(a, 1), a->inputcollid));
 		wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
 										(Expr *) DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, NULL, true),
 										(Expr *) DpInt8Const(r)), name, false);
@@ -424,6 +468,31 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 		args = lappend(args, DpInt4Const(cxt->groups));
 		ba->replacement = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_avg", 7, argtypes), FLOAT8OID,
 												args, InvalidOid, NULL, false);
+	}
+	else if (kind == &dp_partition_keep_kind)
+	{
+		/*
+		 * Partition selection written by the user: it counts the units of the
+		 * cell (each (unit, cell) row of q1 is one unit), as the selection the
+		 * guard adds itself (DpAddPartitionKeep).  A FILTER keeps the units
+		 * with a row that passes it.
+		 */
+		Oid			argtypes[2] = {mechtype, INT4OID};
+		Expr	   *outer_filter = NULL;
+
+		if (filter != NULL)
+		{
+			AttrNumber	fcol = DpAddColumn(q1, DpOp(pstate, ">",
+												   (Expr *) DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, filter, true),
+												   (Expr *) DpInt8Const(0)),
+										   name, false);
+
+			outer_filter = (Expr *) makeVar(1, fcol, BOOLOID, -1, InvalidOid, 0);
+		}
+		ba->replacement = (Node *)
+			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_partition_keep", 2, argtypes), BOOLOID,
+						 list_make2(DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
+						 InvalidOid, outer_filter, false);
 	}
 	else
 		elog(ERROR, "dp_pg: no bounded form of %s", kind->name);
