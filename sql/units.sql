@@ -594,6 +594,12 @@ SHOW dp_pg.debug_noiseless;
 -- 2005 is far outside that interval (a positive control: bounding happened)
 SELECT abs(r.c - t.cnt) <= 75 AS near_bounded, abs(r.c - t.raw_cnt) > 75 AS far_from_unbounded
 FROM unit_test.run($q$SELECT dp_count(*) FROM events$q$) AS r(c bigint), unit_test.truth t WHERE t.variant = 'all';
+-- dp_histogram with public bins on unit_test.hbins (g = 1, r = 2):
+-- laplace(epsilon=1) at sensitivity 2, scale b = 2, each bin within 25 b = 50
+-- of the bounded truth a = 200, b = 100 (2 checks, each P < 3e-11); a choice
+-- of cells among every key (about 67 and 33) would be outside
+SELECT abs((h->>'a')::int - 200) <= 50 AS bin_a_near_bounded, abs((h->>'b')::int - 100) <= 50 AS bin_b_near_bounded
+FROM unit_test.run($q$SELECT dp_histogram(key, ARRAY['a', 'b'], 'laplace(epsilon=1)') FROM hbins WHERE pid <= 200$q$) AS r(h jsonb);
 -- GROUP BY k (public keys): laplace(epsilon=4) split over g = 2 cells: 2 per
 -- cell at sensitivity 3, scale 1.5, bound 25 b = 37.5 around the truth, which
 -- is light_n or light_n + 3 (6 checks, each P < 3e-11); the unbounded counts
