@@ -17,6 +17,8 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 #include "fmgr.h"
 
 #include "callsite.h"
@@ -51,6 +53,6 @@ extern const DpAggKind dp_histogram_keys_kind;
 extern const DpAggKind dp_partition_keep_kind;
 
 /* Throw 22023 for a mechanism error message from the plain-C core. */
-extern void DpReportMechanismError(const char *err) pg_attribute_noreturn();
+extern DP_NORETURN void DpReportMechanismError(const char *err);
 
 #endif							/* DP_AGG_COMMON_H */

@@ -20,6 +20,8 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 
@@ -58,7 +60,7 @@ extern void DpStateRecvBegin(StringInfo buf, bytea *bytes, DpStateKind kind,
 extern void DpStateRecvEnd(StringInfo buf, const char *aggname);
 
 /* Report a partial state that fails validation (ERROR XX001). */
-extern void DpStateCorrupt(const char *aggname, const char *detail) pg_attribute_noreturn();
+extern DP_NORETURN void DpStateCorrupt(const char *aggname, const char *detail);
 
 /* Read fixed-width fields, or ERROR XX001 if the bytes run out. */
 extern int32 DpStateGetInt32(StringInfo buf, const char *aggname);

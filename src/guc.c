@@ -12,6 +12,7 @@
 
 #include "utils/guc.h"
 
+#include "compat.h"
 #include "guc.h"
 
 #define DP_DEFAULT_MECHANISM_TEXT "laplace(epsilon=1)"
@@ -26,7 +27,7 @@ static DpMechanism default_mechanism_fallback = {DP_MECH_LAPLACE, DP_FORM_EPSILO
 const DpMechanism *dp_default_mechanism = &default_mechanism_fallback;
 
 /*
- * Parse a mechanism setting into a malloc'd *extra; false (with the GUC
+ * Parse a mechanism setting into *extra (DpGucMalloc); false (with the GUC
  * error detail set) if it does not parse or, with need_delta, has no delta.
  */
 static bool
@@ -50,7 +51,7 @@ DpCheckMechanismSetting(const char *value, void **extra, bool need_delta)
 							"The default mechanism must state epsilon (and delta) or rho; noise-parameter forms are for inspection only.");
 		return false;
 	}
-	copy = (DpMechanism *) malloc(sizeof(DpMechanism));
+	copy = (DpMechanism *) DpGucMalloc(sizeof(DpMechanism));
 	if (copy == NULL)
 		return false;
 	*copy = mech;

@@ -113,16 +113,16 @@ DpExecutorStartHook(QueryDesc *queryDesc, int eflags)
 
 /* ExecutorRun_hook */
 static void
-DpExecutorRunHook(QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once)
+DpExecutorRunHook(DP_EXECUTOR_RUN_PARAMS)
 {
 	bool		pushed = DpReadsRunPush(queryDesc);
 
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count, execute_once);
+			prev_ExecutorRun(DP_EXECUTOR_RUN_ARGS);
 		else
-			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+			standard_ExecutorRun(DP_EXECUTOR_RUN_ARGS);
 	}
 	PG_FINALLY();
 	{

@@ -71,7 +71,7 @@ dp_test_install() {
 	local bindir sharedir incdir top stamp
 	case "$DP_PGBIN" in
 	"$root"/*)	# already pointing at the copy (a suite run by test/all.sh)
-		dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES"
+		dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES" && dp_install_fixtures
 		return ;;
 	esac
 	bindir=$("$DP_PG_CONFIG" --bindir) || return 1
@@ -82,15 +82,32 @@ dp_test_install() {
 	if [ "$(cat "$root/.stamp" 2>/dev/null)" != "$stamp" ]; then
 		echo "dp_pg: preparing the private server copy for the test build in $root"
 		rm -rf "$root"
-		mkdir -p "$root$(dirname "$top")" "$root$(dirname "$sharedir")" "$root$(dirname "$incdir")" || return 1
-		cp -a "$top" "$root$top" && cp -a "$sharedir" "$root$sharedir" || return 1
-		ln -sfn "$incdir" "$root$incdir"
+		mkdir -p "$root$(dirname "$top")" || return 1
+		cp -a "$top" "$root$top" || return 1
+		# a packaged server keeps its share files and headers elsewhere (a
+		# server built from source keeps them under its prefix, copied above)
+		case "$sharedir" in
+		"$top"/*) ;;
+		*) mkdir -p "$root$(dirname "$sharedir")" && cp -a "$sharedir" "$root$sharedir" || return 1 ;;
+		esac
+		case "$incdir" in
+		"$top"/*) ;;
+		*) mkdir -p "$root$(dirname "$incdir")" && ln -sfn "$incdir" "$root$incdir" || return 1 ;;
+		esac
 		echo "$stamp" >"$root/.stamp"
 	fi
 	export DP_PGBIN=$root$bindir
 	DP_PG_CONFIG=$DP_PGBIN/pg_config
 	export PATH="$DP_PGBIN:$PATH"
-	dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES"
+	dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES" && dp_install_fixtures
+}
+
+# Test fixtures for the private server copy only: the stand-in extension
+# named citus (test/fixtures), so that the suites can check that dp_pg
+# refuses dp queries beside Citus.
+dp_install_fixtures() {
+	cp "$DP_ROOT"/test/fixtures/citus.control "$DP_ROOT"/test/fixtures/citus--0.sql \
+		"$("$DP_PG_CONFIG" --sharedir)/extension/"
 }
 
 # Create a scratch directory readable by the postgres user; prints its path.

@@ -309,6 +309,29 @@ DpRetargetKeyVars(Node *node, int *rti)
 	return expression_tree_mutator(node, DpRetargetKeyVars, rti);
 }
 
+#if PG_VERSION_NUM >= 160000
+/*
+ * Mutator: Vars of range-table entry nulling[0] (this query level) are
+ * nulled by the outer join nulling[1].  From 16 on the planner reasons with
+ * each Var's varnullingrels: unmarked, "x IS NOT NULL" of a column that is
+ * never NULL in the table would be taken as always true above the join.
+ */
+static Node *
+DpMarkNulledVars(Node *node, int *nulling)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == nulling[0] && ((Var *) node)->varlevelsup == 0)
+	{
+		Var		   *v = (Var *) copyObject(node);
+
+		v->varnullingrels = bms_add_member(v->varnullingrels, nulling[1]);
+		return (Node *) v;
+	}
+	return expression_tree_mutator(node, DpMarkNulledVars, nulling);
+}
+#endif
+
 /*
  * GROUP BY on columns whose values the DBA declared public: every
  * combination of public keys appears, empty groups too (their aggregates get
@@ -449,6 +472,15 @@ DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row, List *key_
 	cxt.real_row = real_row;
 	q->targetList = (List *) DpGroupMutator((Node *) q->targetList, &cxt);
 	q->havingQual = DpGroupMutator(q->havingQual, &cxt);
+#if PG_VERSION_NUM >= 160000
+	{
+		/* above the LEFT JOIN the table's columns can be NULL (16+ marks them so) */
+		int			nulling[2] = {1, join_rti};
+
+		q->targetList = (List *) DpMarkNulledVars((Node *) q->targetList, nulling);
+		q->havingQual = DpMarkNulledVars(q->havingQual, nulling);
+	}
+#endif
 }
 
 /* "<expr> IS NOT NULL" */

@@ -47,13 +47,13 @@ DpTopLevelProtected(Query *q, List *prot)
 
 /* Read the DP level's protected table with its owner's rights (this plan only: reads.c stamps it). */
 static void
-DpElevate(RangeTblEntry *rte)
+DpElevate(Query *d, RangeTblEntry *rte)
 {
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
 
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for relation %u", rte->relid);
-	rte->checkAsUser = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	DpSetCheckAsUser(d, rte, ((Form_pg_class) GETSTRUCT(tup))->relowner);
 	ReleaseSysCache(tup);
 }
 
@@ -97,7 +97,7 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 					  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.");
 	DpShapeValidate(parse, p, &shape);
 	d = DpReleaseSplit(parse, &shape);
-	DpElevate(rt_fetch(shape.prot_rti, d->rtable));
+	DpElevate(d, rt_fetch(shape.prot_rti, d->rtable));
 	if (DpUnitBoundOf(p, &ub))
 	{
 		DpBoundUnits(d, shape.prot_rti, p->relid, true, &ub);

@@ -51,6 +51,8 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 #include "executor/execdesc.h"
 #include "nodes/parsenodes.h"
 #include "nodes/pathnodes.h"
@@ -187,7 +189,7 @@ extern void DpStatsInit(void);
  */
 
 /* ERROR 42501 naming the rule a query broke. */
-extern void DpGuardRefuse(const char *rule, const char *detail) pg_attribute_noreturn();
+extern DP_NORETURN void DpGuardRefuse(const char *rule, const char *detail);
 
 /* What validation found. */
 typedef struct DpShape

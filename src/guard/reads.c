@@ -38,6 +38,9 @@
 #include "access/transam.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "commands/extension.h"
+#include "utils/guc.h"
+#include "utils/varlena.h"
 #include "catalog/pg_class.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/lsyscache.h"
@@ -111,6 +114,57 @@ DpReadsProtected(Query *parse)
 	return c.protected_reads;
 }
 
+/*
+ * Is dp_pg beside Citus: its library preloaded, or its extension in this
+ * database?  Citus can run a whole query, dp aggregates and their noise
+ * included, on its worker nodes, where this server's ledger never sees it
+ * (a query grouped by the distribution column, filtered to one shard, or
+ * wrapped in a subquery).  Until an integration is built and tested
+ * (docs/citus.md), no dp answer is released beside it: fail closed.
+ */
+static bool
+DpBesideCitus(void)
+{
+	static int	preloaded = -1;
+
+	if (preloaded < 0)
+	{
+		const char *libs = GetConfigOption("shared_preload_libraries", true, false);
+		List	   *names = NIL;
+		ListCell   *lc;
+		char	   *raw = pstrdup(libs ? libs : "");
+
+		preloaded = 0;
+		if (SplitDirectoriesString(raw, ',', &names))
+			foreach(lc, names)
+			{
+				const char *base = strrchr((char *) lfirst(lc), '/');
+
+				base = base ? base + 1 : (char *) lfirst(lc);
+				if (strcmp(base, "citus") == 0 || strcmp(base, "citus.so") == 0)
+					preloaded = 1;
+			}
+	}
+	return preloaded == 1 || OidIsValid(get_extension_oid("citus", true));
+}
+
+/*
+ * Refuse a dp query beside Citus (see DpBesideCitus).  Before planning is
+ * enough: Citus is always preloaded (it refuses to load otherwise), so no
+ * dp plan is ever made beside it.
+ */
+static void
+DpRefuseBesideCitus(void)
+{
+	if (!DpBesideCitus())
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("dp_pg does not release answers on a server with Citus"),
+			 errdetail("Citus can run a query, noise included, on its worker nodes, where this server's ledger does not charge it."),
+			 errhint("Run dp queries on a PostgreSQL server without Citus; see dp_pg's docs/citus.md.")));
+}
+
 /* Count what the query reads (before planning). */
 void
 DpReadsBeforePlanning(Query *parse, DpPlanCheck *check)
@@ -124,6 +178,8 @@ DpReadsBeforePlanning(Query *parse, DpPlanCheck *check)
 	check->catalog_reads = c.catalog_reads;
 	check->unit_reads = c.unit_reads;
 	check->dp_aggregates = c.dp_aggregates;
+	if (c.dp_aggregates)
+		DpRefuseBesideCitus();
 	if (check->masked && c.sequence_reads > 0)
 		DpGuardRefuse("the sequences of protected tables are hidden",
 					  "Their values count the rows inserted into the table.");

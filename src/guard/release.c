@@ -165,7 +165,7 @@ DpReleaseSplit(Query *q, DpShape *shape)
 	d->commandType = CMD_SELECT;
 	d->querySource = QSRC_ORIGINAL;
 	d->canSetTag = true;
-	d->rtable = q->rtable;
+	DpMoveRangeTable(d, q);
 	d->jointree = q->jointree;
 	d->hasAggs = true;
 	foreach(lc, q->groupClause)
@@ -236,6 +236,7 @@ DpReleaseSplit(Query *q, DpShape *shape)
 	q->groupDistinct = false;
 	q->havingQual = NULL;
 	q->hasAggs = false;
+	DpClearGroupRTE(q);
 	q->hasRowSecurity = false;
 	return d;
 }

@@ -226,8 +226,7 @@ DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *whe
 	if (need_deterministic && !get_collation_isdeterministic(coll))
 		DpGuardRefuse("LIKE under a nondeterministic collation is not allowed on a protected table",
 					  psprintf("It fails only on the rows that reach it (%s).", where));
-	if (!lc_collate_is_c(coll))
-		(void) pg_newlocale_from_collation(coll);
+	DpOpenCollation(coll);
 }
 
 /*
@@ -792,10 +791,11 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	if (q->jointree == NULL || q->jointree->fromlist == NIL)
 		DpGuardRefuse("a dp query reads exactly one protected table", "No FROM clause.");
 
-	/* references to join columns (USING, NATURAL) become the tables' own columns */
-	q->targetList = (List *) flatten_join_alias_vars(q, (Node *) q->targetList);
-	q->havingQual = flatten_join_alias_vars(q, q->havingQual);
-	q->jointree = (FromExpr *) flatten_join_alias_vars(q, (Node *) q->jointree);
+	/* references to grouped expressions (18+) and join columns (USING, NATURAL) become the tables' own columns */
+	DpFlattenGroupVars(q);
+	q->targetList = (List *) DpFlattenJoinAliasVars(q, (Node *) q->targetList);
+	q->havingQual = DpFlattenJoinAliasVars(q, q->havingQual);
+	q->jointree = (FromExpr *) DpFlattenJoinAliasVars(q, (Node *) q->jointree);
 
 	/* one protected table; besides it only public tables and the joins between them */
 	foreach(lc, q->rtable)
@@ -803,7 +803,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
 
 		rti++;
-		if (r->rtekind == RTE_JOIN)
+		if (r->rtekind == RTE_JOIN || DpIsGroupRTE(r))
 			continue;
 		if (r->rtekind != RTE_RELATION)
 			DpGuardRefuse("a dp query reads one protected table, optionally joined to public tables",

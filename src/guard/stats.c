@@ -678,7 +678,7 @@ dp_masked_call(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("dp_pg.masked_call only calls size and counter functions")));
 		proc = (Form_pg_proc) GETSTRUCT(tup);
-		if (pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
+		if (DpProcAclCheck(fn, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FUNCTION, NameStr(proc->proname));
 		if (proc->proretset || proc->pronargs != PG_NARGS() - 2 ||
 			get_fn_expr_argtype(fcinfo->flinfo, 1) != proc->prorettype)

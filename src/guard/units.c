@@ -665,7 +665,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	q1->commandType = CMD_SELECT;
 	q1->querySource = QSRC_ORIGINAL;
 	q1->canSetTag = true;
-	q1->rtable = q->rtable;
+	DpMoveRangeTable(q1, q);
 	q1->jointree = q->jointree;
 	q1->hasAggs = true;
 	{
