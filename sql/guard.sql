@@ -214,7 +214,9 @@ BEGIN
 		-- version: their SQLSTATE is what counts here
 		r := SQLSTATE || ': ' || CASE WHEN SQLSTATE = '42501' AND SQLERRM NOT LIKE 'dp_pg%'
 		                                   AND SQLERRM NOT LIKE 'permission denied to set %'
-		                              THEN '(PostgreSQL''s permission error)' ELSE SQLERRM END;
+		                              THEN '(PostgreSQL''s permission error)'
+		                              WHEN SQLSTATE = '2F003' THEN '(PostgreSQL''s error)'
+		                              ELSE SQLERRM END;
 	END;
 	IF dp_test.g_charges() <> before THEN
 		r := r || ' [CHARGED]';
@@ -1186,8 +1188,11 @@ SELECT reltuples, relpages > 0 AS has_pages, pg_relation_size('clinic.regions') 
 FROM pg_class WHERE oid = 'clinic.regions'::regclass;
 -- psql's \d, \dt, \dt+ and the information schema still work
 \d clinic.patients
+-- (rows only: psql's titles differ by version)
+\pset tuples_only on
 \dt clinic.*
 \dt+ clinic.*
+\pset tuples_only off
 SELECT c.relname, c.relkind, n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relname = 'patients';
 SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a

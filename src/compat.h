@@ -109,7 +109,11 @@ DpMoveRangeTable(Query *dst, Query *src)
 #endif
 }
 
-/* Replace references to the RTE_GROUP entry by the grouped expressions (18+). */
+/*
+ * Replace references to the RTE_GROUP entry by the grouped expressions, and
+ * drop the entry (18+): the guard's rewrites then see the range table that
+ * 15 to 17 have.
+ */
 static inline void
 DpFlattenGroupVars(Query *q)
 {
@@ -118,6 +122,12 @@ DpFlattenGroupVars(Query *q)
 	{
 		q->targetList = (List *) flatten_group_exprs(NULL, q, (Node *) q->targetList);
 		q->havingQual = flatten_group_exprs(NULL, q, q->havingQual);
+		/* nothing refers to the entry now: drop it when it is the last one (as the parser adds it) */
+		if (q->rtable != NIL && llast_node(RangeTblEntry, q->rtable)->rtekind == RTE_GROUP)
+		{
+			q->rtable = list_delete_last(q->rtable);
+			q->hasGroupRTE = false;
+		}
 	}
 #else
 	(void) q;
@@ -135,11 +145,5 @@ DpClearGroupRTE(Query *q)
 #endif
 }
 
-/* Is rte the grouping entry of a grouped query (18+)? */
-#if PG_VERSION_NUM >= 180000
-#define DpIsGroupRTE(rte) ((rte)->rtekind == RTE_GROUP)
-#else
-#define DpIsGroupRTE(rte) false
-#endif
 
 #endif							/* DP_COMPAT_H */

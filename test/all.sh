@@ -58,6 +58,10 @@ dp_install_deps
 # server, never into the system's PostgreSQL (test/lib.sh dp_test_install)
 dp_test_install
 set +e
+# test/sanitize.sh: the sanitizers' runtimes in every process started from here on
+if [ -n "${DP_SANITIZE_PRELOAD:-}" ]; then
+	export LD_PRELOAD="$DP_SANITIZE_PRELOAD"
+fi
 PGXS_DIR=$(dirname "$("$DP_PG_CONFIG" --pgxs)")/../..
 
 SCRATCH=$(dp_scratch)
@@ -120,6 +124,7 @@ if [ "$F" != 0 ]; then
 	done
 fi
 
+if [ "${DP_TEST_FUZZ:-1}" = 1 ]; then
 echo "=== fuzz (test/fuzz/sqlsmith.sh, sqlsmith as a hostile analyst)"
 # one test per oracle (crash, leak, charge); then the positive control, which
 # breaks the system on purpose: one test, passed if every oracle fired
@@ -140,6 +145,7 @@ else
 	echo "positive control: only $fired of 3 oracles fired"; F=$((F + 1))
 fi
 record fuzz $P $F
+fi
 
 # The same suites on the newest PostgreSQL that Debian's unstable suite
 # carries as a source package, built by test/newpg.sh (cached between runs)

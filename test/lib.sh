@@ -71,7 +71,7 @@ dp_test_install() {
 	local bindir sharedir incdir top stamp
 	case "$DP_PGBIN" in
 	"$root"/*)	# already pointing at the copy (a suite run by test/all.sh)
-		dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES" && dp_install_fixtures
+		dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES${DP_SANITIZE:+ $DP_SANITIZE_FLAGS}" && dp_install_fixtures
 		return ;;
 	esac
 	bindir=$("$DP_PG_CONFIG" --bindir) || return 1
@@ -99,8 +99,14 @@ dp_test_install() {
 	export DP_PGBIN=$root$bindir
 	DP_PG_CONFIG=$DP_PGBIN/pg_config
 	export PATH="$DP_PGBIN:$PATH"
-	dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES" && dp_install_fixtures
+	dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES${DP_SANITIZE:+ $DP_SANITIZE_FLAGS}" && dp_install_fixtures
 }
+
+# With DP_SANITIZE=1 (test/sanitize.sh) the test build is compiled with
+# AddressSanitizer and UndefinedBehaviorSanitizer; the server, not built with
+# them, gets their runtimes preloaded (DP_SANITIZE_PRELOAD, set by
+# test/sanitize.sh into the environment of everything the suites start).
+DP_SANITIZE_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g"
 
 # Test fixtures for the private server copy only: the stand-in extension
 # named citus (test/fixtures), so that the suites can check that dp_pg

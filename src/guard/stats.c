@@ -283,6 +283,7 @@ static Oid	hidden_relation_fn = InvalidOid;
 /* Names of functions that are refused for restricted sessions (any schema: contrib modules too). */
 static const char *const dp_refused_functions[] = {
 	"pg_stat_get_progress_info", "pg_stat_get_io", "pg_stat_get_wal", "pg_stat_get_slru",
+	"pg_stat_get_backend_io", "pg_stat_get_backend_wal",	/* 18: a backend's I/O and WAL, reads of protected tables too */
 	"pgstattuple", "pgstattuple_approx", "pgstatindex", "pgstatginindex", "pgstathashindex", "pg_relpages",
 	"pg_visibility", "pg_visibility_map", "pg_visibility_map_summary", "pg_check_frozen", "pg_check_visible",
 	"pg_freespace", "pg_buffercache_pages", "pg_buffercache_summary", "pg_buffercache_usage_counts",
@@ -510,9 +511,11 @@ DpMaskCall(FuncExpr *f)
 
 	if (!OidIsValid(wrapper))
 		DpSideRefuse(f->funcid, false);
+	/* VARIADIC "any" takes one argument at least: a function without any gets a NULL int4 */
 	w = makeFuncExpr(wrapper, f->funcresulttype,
 					 lcons(makeConst(OIDOID, -1, InvalidOid, sizeof(Oid), ObjectIdGetDatum(f->funcid), false, true),
-						   lcons(makeNullConst(f->funcresulttype, -1, InvalidOid), f->args)),
+						   lcons(makeNullConst(f->funcresulttype, -1, InvalidOid),
+								 f->args != NIL ? f->args : list_make1(makeNullConst(INT4OID, -1, InvalidOid)))),
 					 f->funccollid, f->inputcollid, COERCE_EXPLICIT_CALL);
 	w->location = f->location;
 	return (Node *) w;
@@ -655,7 +658,8 @@ typedef struct DpMaskedTarget
  * hidden relation (or, for a restricted session, a cluster-wide counter).
  * Called directly it is no more than fn itself: fn must be one of those
  * functions, the caller must may EXECUTE it, and the arguments and result
- * must have exactly fn's types.
+ * must have exactly fn's types (a function without arguments gets one NULL
+ * int4, as VARIADIC needs one).
  */
 Datum
 dp_masked_call(PG_FUNCTION_ARGS)
@@ -680,8 +684,9 @@ dp_masked_call(PG_FUNCTION_ARGS)
 		proc = (Form_pg_proc) GETSTRUCT(tup);
 		if (DpProcAclCheck(fn, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FUNCTION, NameStr(proc->proname));
-		if (proc->proretset || proc->pronargs != PG_NARGS() - 2 ||
-			get_fn_expr_argtype(fcinfo->flinfo, 1) != proc->prorettype)
+		if (proc->proretset || Max(proc->pronargs, 1) != PG_NARGS() - 2 ||
+			get_fn_expr_argtype(fcinfo->flinfo, 1) != proc->prorettype ||
+			(proc->pronargs == 0 && (get_fn_expr_argtype(fcinfo->flinfo, 2) != INT4OID || !PG_ARGISNULL(2))))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("dp_pg.masked_call: arguments do not match %s", NameStr(proc->proname))));

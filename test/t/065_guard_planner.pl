@@ -50,7 +50,8 @@ sub plan_rows
 	my ($dump) = $log =~ /(\{PLANNEDSTMT.*?$marker.*?)(?:\n\S|\z)/s;
 	ok(defined $dump, "$role: its plan is in the server log");
 	$dump //= '';
-	my @rows = $dump =~ /:plan_rows (\d+)/g;
+	# 18 writes the field with its path (:plan.plan_rows, :scan.plan.plan_rows)
+	my @rows = $dump =~ /:(?:\w+\.)*plan_rows (\d+)/g;
 	return \@rows;
 }
 
