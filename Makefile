@@ -4,23 +4,23 @@ MODULE_big = dp_pg
 OBJS = \
 	src/dp_pg.o \
 	src/guc.o \
-	src/mechanism.o \
+	src/core/mechanism.o \
 	src/mechanism_type.o \
-	src/noise.o \
-	src/calibrate.o \
+	src/core/noise.o \
+	src/core/calibrate.o \
 	src/inspect.o \
-	src/random.o \
-	src/sample.o \
+	src/core/random.o \
+	src/core/sample.o \
 	src/agg_common.o \
 	src/callsite.o \
 	src/plantree.o \
 	src/agg_count.o \
 	src/agg_state.o \
-	src/fixedsum.o \
+	src/core/fixedsum.o \
 	src/agg_sum.o \
 	src/agg_histogram.o \
 	src/postprocess.o \
-	src/accountant.o \
+	src/core/accountant.o \
 	src/ledger.o \
 	src/budget.o \
 	src/guard/guard.o \
@@ -46,7 +46,7 @@ ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_po
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
 SHLIB_LINK += -lcrypto -lm
-PG_CPPFLAGS += -I$(srcdir)/src
+PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/src/core
 PG_CFLAGS += -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
 
 PG_CONFIG ?= pg_config

@@ -58,10 +58,6 @@ dp_install_deps
 # server, never into the system's PostgreSQL (test/lib.sh dp_test_install)
 dp_test_install
 set +e
-# test/sanitize.sh: the sanitizers' runtimes in every process started from here on
-if [ -n "${DP_SANITIZE_PRELOAD:-}" ]; then
-	export LD_PRELOAD="$DP_SANITIZE_PRELOAD"
-fi
 PGXS_DIR=$(dirname "$("$DP_PG_CONFIG" --pgxs)")/../..
 
 SCRATCH=$(dp_scratch)
@@ -69,6 +65,27 @@ trap 'dp_cluster_stop "$SCRATCH"; [ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$SCRA
 
 # plain C, independent of the server version: once (DP_TEST_C_SUITES=0 skips)
 if [ "${DP_TEST_C_SUITES:-1}" = 1 ]; then
+	# the numeric core (src/core) is plain C: none of its files includes a
+	# PostgreSQL header, only the C library, OpenSSL and the core's own headers
+	echo "=== layout (src/core includes no PostgreSQL header)"
+	P=0; F=0
+	for f in "$DP_ROOT"/src/core/*.[ch]; do
+		bad=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*\(["<][^">]*[">]\).*/\1/p' "$f" | while read -r inc; do
+			case "$inc" in
+			\"*\") [ -f "$DP_ROOT/src/core/${inc//\"/}" ] || echo "$inc" ;;
+			\<openssl/*) ;;
+			\<*) h=${inc#<}; h=${h%>}
+				# a header of the C library or the compiler, never the server's
+				[ -f "/usr/include/$h" ] || [ -f "/usr/include/x86_64-linux-gnu/$h" ] ||
+					[ -n "$(gcc -print-file-name="include/$h" | grep /)" ] && [ ! -f "$("$DP_PG_CONFIG" --includedir-server)/$h" ] || echo "$inc" ;;
+			*) echo "$inc" ;;
+			esac
+		done)
+		if [ -z "$bad" ]; then P=$((P + 1)); else echo "not ok: $(basename "$f") includes $bad"; F=$((F + 1)); fi
+	done
+	echo "layout: $P files plain C, $F with a PostgreSQL or unknown header"
+	record layout $P $F
+
 	echo "=== unit tests (test/unit)"
 	make -C "$DP_ROOT/test/unit" -s check 2>&1 | tee "$SCRATCH/unit.out"
 	prove_counts "$SCRATCH/unit.out"; record unit $P $F

@@ -103,9 +103,8 @@ dp_test_install() {
 }
 
 # With DP_SANITIZE=1 (test/sanitize.sh) the test build is compiled with
-# AddressSanitizer and UndefinedBehaviorSanitizer; the server, not built with
-# them, gets their runtimes preloaded (DP_SANITIZE_PRELOAD, set by
-# test/sanitize.sh into the environment of everything the suites start).
+# AddressSanitizer and UndefinedBehaviorSanitizer, for a server built with
+# them too (test/newpg.sh with DP_NEWPG_SANITIZE=1).
 DP_SANITIZE_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g"
 
 # Test fixtures for the private server copy only: the stand-in extension

@@ -22,6 +22,8 @@
 # pg-X.Y/.dp_pg-built holds the recipe's version).  Needs root for the build
 # dependencies (bison, flex, ICU, zlib, OpenSSL and IPC::Run).
 # DP_NEWPG_OFFLINE=1 reuses the newest build present without asking apt.
+# DP_NEWPG_SANITIZE=1 builds (into pg-X.Y-san) a server compiled with
+# AddressSanitizer and UndefinedBehaviorSanitizer, for test/sanitize.sh.
 set -euo pipefail
 
 CACHE=${DP_NEWPG_CACHE:-/var/tmp/dp_pg-newpg}
@@ -31,7 +33,11 @@ mkdir -p "$CACHE/lists/partial" "$CACHE/archives/partial" "$CACHE/src"
 log() { echo "newpg: $*" >&2; }
 
 if [ "${DP_NEWPG_OFFLINE:-0}" = 1 ]; then
-	prefix=$(ls -d "$CACHE"/pg-* 2>/dev/null | sort -V | tail -1)
+	if [ "${DP_NEWPG_SANITIZE:-0}" = 1 ]; then
+		prefix=$(ls -d "$CACHE"/pg-*-san 2>/dev/null | sort -V | tail -1)
+	else
+		prefix=$(ls -d "$CACHE"/pg-* 2>/dev/null | grep -v -- '-san$' | sort -V | tail -1)
+	fi
 	[ -n "$prefix" ] && [ "$(cat "$prefix/.dp_pg-built" 2>/dev/null)" = "$RECIPE" ] || { log "no build in $CACHE"; exit 1; }
 	echo "$prefix/bin"
 	exit 0
@@ -67,7 +73,10 @@ pkg=$(for f in "$CACHE"/lists/*_Sources*; do /usr/lib/apt/apt-helper cat-file "$
 ver=$(apt-cache "${APT_OPTS[@]}" showsrc "$pkg" | sed -n 's/^Version: //p' | sort -V | tail -1)
 upstream=${ver#*:}
 upstream=${upstream%%-*}
-prefix="$CACHE/pg-$upstream"
+SAN=${DP_NEWPG_SANITIZE:-0}
+suffix=""
+[ "$SAN" = 1 ] && suffix="-san"
+prefix="$CACHE/pg-$upstream$suffix"
 if [ "$(cat "$prefix/.dp_pg-built" 2>/dev/null)" = "$RECIPE" ]; then
 	log "$pkg $ver: reusing $prefix"
 	echo "$prefix/bin"
@@ -77,7 +86,7 @@ fi
 log "$pkg $ver: downloading the source package"
 (cd "$CACHE/src" && apt-get "${APT_OPTS[@]}" -qq source --download-only "$pkg=$ver" >&2)
 tarball=$(ls "$CACHE/src/${pkg}_${upstream}.orig.tar."* | head -1)
-build="$CACHE/build-$upstream"
+build="$CACHE/build-$upstream$suffix"
 rm -rf "$build"
 mkdir -p "$build"
 tar -xf "$tarball" -C "$build" --strip-components=1
@@ -85,8 +94,16 @@ tar -xf "$tarball" -C "$build" --strip-components=1
 log "building PostgreSQL $upstream into $prefix (a few minutes; log: $build/build.log)"
 (
 	cd "$build"
-	./configure --prefix="$prefix" --enable-tap-tests --enable-debug --with-icu --with-openssl \
-		--without-readline CFLAGS="-O2"
+	if [ "$SAN" = 1 ]; then
+		# every sanitizer report fatal; PostgreSQL frees by memory context: no leak detection
+		san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+		export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}	# zic runs during the install
+		./configure --prefix="$prefix" --enable-tap-tests --enable-debug --with-icu --with-openssl \
+			--without-readline CFLAGS="-O1 -g $san" LDFLAGS="$san"
+	else
+		./configure --prefix="$prefix" --enable-tap-tests --enable-debug --with-icu --with-openssl \
+			--without-readline CFLAGS="-O2"
+	fi
 	make -j"$(nproc)"
 	make -C contrib -j"$(nproc)"
 	rm -rf "$prefix"

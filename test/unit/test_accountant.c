@@ -1,5 +1,5 @@
 /*
- * test_accountant.c — composition and the budget filter (src/accountant.c).
+ * test_accountant.c — composition and the budget filter (src/core/accountant.c).
  */
 #include <float.h>
 #include <math.h>

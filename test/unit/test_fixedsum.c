@@ -1,5 +1,5 @@
 /*
- * test_fixedsum.c — exact sums on a power-of-two lattice (src/fixedsum.c):
+ * test_fixedsum.c — exact sums on a power-of-two lattice (src/core/fixedsum.c):
  * rounding, the lattice sensitivity L that the noise is planned for, and
  * the per-row float8 units of dp_sum / dp_avg.
  */

@@ -1,6 +1,6 @@
 /*
  * test_valid_charge.c — which costs may be queued as a charge
- * (dp_cost_valid_charge, src/accountant.c).
+ * (dp_cost_valid_charge, src/core/accountant.c).
  *
  * The validation must accept exactly what a row of dp_pg.ledger_entries
  * accepts, minus NaN, negative amounts and an infinite delta.  The table's
