@@ -143,7 +143,7 @@ dp_fixedsum_round(const DpFixedSum *fs, __int128 sum)
 	if (d == 0)
 		return sum;
 	q = sum >> d;				/* floor: arithmetic shift */
-	rem = sum - (q << d);		/* in [0, 2^d) */
+	rem = sum - q * ((__int128) 1 << d);	/* in [0, 2^d); a product: a left shift of a negative q is undefined */
 	half = (__int128) 1 << (d - 1);
 	if (rem > half || (rem == half && (q & 1) != 0))
 		q++;
