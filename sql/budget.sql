@@ -198,6 +198,22 @@ SELECT dp_sum(region, 0, 10, 'laplace(epsilon=1.5)') IS NOT NULL AS answered FRO
 SELECT dp_test.err('SELECT dp_count(id, ''laplace(epsilon=0.001)'') FROM dp_people') AS refused_epsilon;
 RESET ROLE;
 SELECT charges, epsilon_spent, delta_spent FROM dp_pg.budgets WHERE role = 'dp_pure'::regrole;
+-- a delta limit nearly spent by partition selection (which
+-- composes by (epsilon, delta) only: no Renyi curve): another such query gets
+-- no finite epsilon at the delta left, and the refusal says so (not
+-- "Infinity"); a pure-epsilon query still fits
+CREATE ROLE dp_dspent;
+GRANT SELECT ON dp_people TO dp_dspent;
+SELECT dp_pg.set_budget('dp_dspent', 5, 1e-6) IS NOT NULL AS budget;
+SET ROLE dp_dspent;
+SELECT dp_histogram(region, 'gaussian(epsilon=0.5, delta=5e-7)') IS NOT NULL AS answered FROM dp_people;
+SELECT dp_histogram(region, 'gaussian(epsilon=0.5, delta=5e-7)') FROM dp_people;
+SELECT dp_count(id, 'laplace(epsilon=0.5)') IS NOT NULL AS pure_still_fits FROM dp_people;
+RESET ROLE;
+SELECT charges, delta_spent FROM dp_pg.budgets WHERE role = 'dp_dspent'::regrole;
+SELECT dp_pg.drop_budget('dp_dspent') IS NOT NULL AS dropped;
+REVOKE ALL ON dp_people FROM dp_dspent;
+DROP ROLE dp_dspent;
 -- a role with a budget cannot be dropped before its budget; its ledger history stays
 REVOKE ALL ON dp_people FROM dp_pure;
 DROP ROLE dp_pure;

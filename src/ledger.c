@@ -748,6 +748,9 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 				 result.refusal == DP_REFUSE_DELTA && result.limit == 0.0 ?
 				 errdetail("The delta limit is 0 (pure differential privacy): only queries without delta fit, and this one has delta %.6g.",
 						   result.requested - result.spent) :
+				 result.refusal == DP_REFUSE_EPSILON && isinf(result.requested) ?
+				 errdetail("epsilon spent %.6g, limit %.6g; this query's epsilon has no finite bound at the delta the role has left (its delta limit is spent, or too little of it is left).",
+						   result.spent, result.limit) :
 				 errdetail("%s spent %.6g, limit %.6g, this query would bring it to %.6g.",
 						   DpRefusalName(result.refusal), result.spent, result.limit, result.requested),
 				 errhint("Nothing was charged and nothing was released.")));
