@@ -41,6 +41,11 @@ rc=${PIPESTATUS[0]}
 make -s -C "$ROOT/test/unit" clean; make -s -C "$ROOT/test/stat" clean
 
 reports=$(ls "$REPORTS" | grep -E '^(asan|ubsan)\.' || true)
+# a report a test program printed to its own stderr instead
+if grep -qE 'runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer' "$REPORTS/all.out"; then
+	grep -nE 'runtime error:|ERROR: AddressSanitizer' "$REPORTS/all.out" | head -20 > "$REPORTS/ubsan.in-output"
+	reports="$reports ubsan.in-output"
+fi
 if [ -n "$reports" ]; then
 	for f in $reports; do
 		echo "--- sanitizer report $f"
