@@ -79,7 +79,7 @@ test_round(void)
 	for (int i = 0; i < 200000; i++)
 	{
 		int			d = 1 + (int) (next_rand(&s) % 100);
-		__int128	sum = ((__int128) (int64_t) next_rand(&s) << (next_rand(&s) % 60)) +
+		__int128	sum = (__int128) (int64_t) next_rand(&s) * ((__int128) 1 << (next_rand(&s) % 60)) +
 			(int64_t) next_rand(&s);
 		DpFixedSum	fs = shift_plan(d);
 
