@@ -51,7 +51,7 @@
  * Totals are loaded from the tables when the worker starts (crash recovery
  * reinitialises shared memory and restarts the worker), rounded up.
  * Backup/restore, PITR and failover to an asynchronous standby can roll the
- * ledger back to an earlier state: see README.
+ * ledger back to an earlier state: see docs/dba.md, "Operations".
  */
 #include "postgres.h"
 
