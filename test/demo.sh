@@ -1,28 +1,49 @@
 #!/usr/bin/env bash
 # test/demo.sh — dp_pg's main job, end to end, on a fresh Debian 12 machine.
 #
-# Installs what it needs, builds and installs dp_pg, starts a throw-away
-# cluster (postgres system user, scratch directory, private port), creates a
-# synthetic dataset of 1M people in SQL, and runs example DP queries in psql,
-# each DP answer printed beside the true answer.  DP_KEEP_SCRATCH=1 keeps the
-# cluster's directory; the server is always stopped at the end.
+# Installs what it needs, builds and installs the release build of dp_pg (no
+# test switches) into the system's PostgreSQL 15, starts a throw-away cluster
+# (postgres system user, scratch directory, private port), creates synthetic
+# data in SQL, gives an analyst a budget and runs example dp queries as that
+# analyst.  Every answer is shown with the true value (computed by the
+# superuser, only because this is a demo), its 95% interval and what it was
+# charged, and every charge is explained; refused queries are labelled.
+# DP_KEEP_SCRATCH=1 keeps the cluster's directory; the server is always
+# stopped at the end.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DP_PORT=${DP_PORT:-55433}
-dp_install_deps
-dp_build_install
+step() { echo; echo "[$1/6] $2"; }
 
+echo "=== dp_pg demo"
+step 1 "Installing the Debian packages dp_pg needs (PostgreSQL 15, its server headers, OpenSSL;"
+echo "      only the missing ones: a few minutes on a fresh machine, nothing otherwise)"
+dp_install_deps
+
+step 2 "Building the release build of dp_pg and installing it into PostgreSQL 15"
+echo "      (the build users get: no test switches, no dp_pg.debug_noiseless)"
+LOG=$(mktemp /tmp/dp_pg-demo-build.XXXXXX.log)
+if ! dp_build_install >"$LOG" 2>&1; then
+	echo "build failed; its output is in $LOG" >&2
+	tail -20 "$LOG" >&2
+	exit 1
+fi
+rm -f "$LOG"
+echo "      installed: $("$DP_PG_CONFIG" --pkglibdir)/dp_pg.so"
+
+step 3 "Starting a throw-away cluster (as the postgres user, private port $DP_PORT)"
 SCRATCH=$(dp_scratch)
 trap 'dp_cluster_stop "$SCRATCH"; [ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT
 dp_cluster_start "$SCRATCH" "$DP_PORT"
 dp_ledger_db "$SCRATCH" "$DP_PORT" postgres
+echo "      cluster in $SCRATCH; CREATE EXTENSION dp_pg done in the ledger database (postgres)"
 
 psql_demo() {
 	psql -X -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$DP_PORT" -U postgres -d postgres "$@"
 }
 
-echo "=== dp_pg demo: cluster in $SCRATCH, port $DP_PORT"
+step 4 "Creating synthetic data: 1,000,000 people, and 1,000,000 clinic visits of 200,000 of them"
 psql_demo -q <<'SQL'
 SELECT setseed(0.42) \g /dev/null
 CREATE TABLE people AS
@@ -32,97 +53,162 @@ SELECT g AS id,
        round((20000 + random() * 180000)::numeric, 2) AS income,
        random() < 0.08 AS sensitive
 FROM generate_series(1, 1000000) g;
-ANALYZE people;
-SQL
-
-psql_demo <<'SQL'
-\echo
-\echo '--- How many people?  dp_count(*) uses dp_pg.default_mechanism'
-SHOW dp_pg.default_mechanism;
-SELECT dp_count(*) AS dp_answer, count(*) AS true_answer FROM people;
-
-\echo '--- People per region (one noisy count per group, epsilon = 0.5)'
-SELECT region, dp_count(id, 'laplace(epsilon=0.5)') AS dp_answer, count(*) AS true_answer
-FROM people GROUP BY region ORDER BY region;
-
-\echo '--- How many carry the sensitive flag, among people over 65?'
-SELECT dp_count(id, dp_laplace(0.1)) AS dp_answer, count(*) AS true_answer
-FROM people WHERE sensitive AND age > 65;
-
-\echo '--- A BI client binds the mechanism as a parameter'
-PREPARE by_age(text) AS
-SELECT age / 10 * 10 AS decade, dp_count(id, $1) AS dp_answer, count(*) AS true_answer
-FROM people GROUP BY 1 ORDER BY 1;
-EXECUTE by_age('laplace(epsilon=1)');
-
-\echo '--- Even an empty selection gets a noisy answer (never NULL)'
-SELECT dp_count(*) AS dp_answer, count(*) AS true_answer FROM people WHERE age > 200;
-
-\echo '--- Other noise: Gaussian and OSGT (what each costs and how noisy it is)'
-SELECT dp_count(id, 'gaussian(epsilon=0.5, delta=1e-8)') AS dp_gaussian,
-       dp_count(id, 'osgt(epsilon=0.5, delta=1e-8)') AS dp_osgt, count(*) AS true_answer
-FROM people WHERE region = 'north';
-SELECT mech AS mechanism, round(c.sigma::numeric, 3) AS sigma, round(c.m::numeric, 3) AS offset_m,
-       round(sqrt(c.variance)::numeric, 3) AS stddev
-FROM unnest(ARRAY['gaussian(epsilon=0.5, delta=1e-8)', 'osgt(epsilon=0.5, delta=1e-8)']::dp_mechanism[]) mech,
-     dp_pg.calibrate(mech, 1) c;
-
-\echo '--- A budget for an analyst: epsilon 2, delta 1e-6'
-CREATE ROLE analyst LOGIN;
-GRANT SELECT ON people TO analyst;
-SELECT dp_pg.set_budget('analyst', 2, 1e-6);
-SET ROLE analyst;
-SELECT * FROM dp_pg.estimate_cost('SELECT region, dp_count(id, ''laplace(epsilon=0.5)'') FROM people GROUP BY region');
-SELECT region, dp_count(id, 'laplace(epsilon=0.5)') AS dp_answer FROM people GROUP BY region ORDER BY region;
-BEGIN;
-SELECT dp_count(id, 'laplace(epsilon=0.5)') AS dp_answer FROM people WHERE sensitive;
-ROLLBACK;
-\echo '(the rolled-back query was charged all the same)'
-SELECT role, epsilon_limit, round(epsilon_spent::numeric, 4) AS epsilon_spent,
-       round(epsilon_remaining::numeric, 4) AS epsilon_remaining, charges, accounting FROM dp_pg.my_budget;
-\echo '--- Asking for more than is left: DP001, nothing charged, nothing released'
-\set ON_ERROR_STOP 0
-SELECT dp_count(id, 'laplace(epsilon=1.5)') FROM people;
-\set ON_ERROR_STOP 1
-RESET ROLE;
-\echo '--- Protecting the table: the analyst now reaches it only through dp queries'
-SELECT dp_pg.protect('people');
-SELECT dp_pg.set_public_keys('people', 'region', ARRAY['north','south','east','west','central']);
-SET ROLE analyst;
-SELECT region, dp_count(id, 'laplace(epsilon=0.2)') AS dp_answer FROM people GROUP BY region ORDER BY region;
-\echo '(GROUP BY on a column with undeclared values: only groups that pass private partition selection)'
-SELECT age, dp_count(id, 'laplace(epsilon=0.2)') AS dp_answer FROM people WHERE age > 85 GROUP BY age ORDER BY age;
-\set ON_ERROR_STOP 0
-SELECT * FROM people LIMIT 1;
-SELECT count(*) FROM people;
-SELECT dp_count(*) FROM people WHERE 1 / (age - 40) > 0;
-SELECT relname, reltuples FROM pg_class WHERE relname = 'people';
-\set ON_ERROR_STOP 1
-SELECT role, round(epsilon_spent::numeric, 4) AS epsilon_spent, round(delta_spent::numeric, 12) AS delta_spent,
-       charges, accounting FROM dp_pg.my_budget;
-RESET ROLE;
-\echo '--- Many rows per person: a privacy unit bounds each person before noise'
-\echo '(visits: ~5 per person, and one person with 10,000; at most 2 wards and 3 visits per ward count)'
 CREATE TABLE visits AS
 SELECT 1 + (random() * 199999)::int AS person_id,
        (ARRAY['a','b','c','d'])[1 + (random() * 3)::int] AS ward,
        round((random() * 400)::numeric, 2)::float8 AS cost
 FROM generate_series(1, 1000000);
+-- one person with 10,000 visits: without a privacy unit they would dominate
 INSERT INTO visits SELECT 42, (ARRAY['a','b','c','d'])[1 + g % 4], 400 FROM generate_series(1, 10000) g;
+ANALYZE people, visits;
+SQL
+
+step 5 "The DBA protects the tables and gives the role 'analyst' a budget"
+psql_demo -At <<'SQL'
+SELECT CASE WHEN count(*) = 0 THEN '      release build: dp_pg.debug_noiseless is not a setting here'
+            ELSE '      WARNING: a test build is installed (dp_pg.debug_noiseless exists)' END
+FROM pg_settings WHERE name = 'dp_pg.debug_noiseless';
+SQL
+psql_demo -q <<'SQL'
+\o /dev/null
+SELECT dp_pg.protect('people');
+SELECT dp_pg.set_public_keys('people', 'region', ARRAY['north','south','east','west','central']);
 SELECT dp_pg.protect('visits', 'person_id', max_groups_contributed => 2, max_rows_per_unit => 3);
 SELECT dp_pg.set_public_keys('visits', 'ward', ARRAY['a','b','c','d']);
-SELECT dp_pg.set_budget('analyst', 5, 1e-6);
-SET ROLE analyst;
-SELECT ward, dp_count(*) AS dp_visits, dp_sum(cost, 0, 400, 'laplace(epsilon=0.5)') AS dp_cost
-FROM visits GROUP BY ward ORDER BY ward;
-RESET ROLE;
-\echo '(the same per person, bounded but without noise, and the raw totals)'
-SELECT ward, sum(least(n, 3)) FILTER (WHERE keep) AS bounded_visits, sum(n) AS raw_visits
-FROM (SELECT person_id, ward, count(*) AS n,
-             row_number() OVER (PARTITION BY person_id ORDER BY random()) <= 2 AS keep
-      FROM visits GROUP BY person_id, ward) s
-GROUP BY ward ORDER BY ward;
-\echo '--- The ledger (what the DBA sees)'
-SELECT id, role, kind, round(epsilon::numeric, 4) AS epsilon, left(query, 60) AS query FROM dp_pg.ledger ORDER BY id;
+CREATE ROLE analyst LOGIN;
+SELECT dp_pg.set_budget('analyst', epsilon => 10, delta => 1e-6);
+-- the demo's helper: the analyst's last charge
+CREATE FUNCTION last_charge(OUT epsilon float8, OUT delta float8) LANGUAGE sql AS
+$$ SELECT round(epsilon::numeric, 6)::float8, delta FROM dp_pg.ledger
+   WHERE role = 'analyst'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1 $$;
+\o
+\echo '      protected: people (public keys: region), visits (privacy unit person_id, public keys: ward)'
+\echo '      budget of analyst: epsilon 10, delta 1e-6'
 SQL
+
+step 6 "Questions, asked as the analyst"
+psql_demo <<'SQL'
+\set QUIET on
+\pset footer off
+\echo
+\echo '=== 1. How many people are over 65?   SELECT dp_count(*) FROM people WHERE age > 65'
+SET ROLE analyst;
+SELECT dp_count(*) AS answer FROM people WHERE age > 65 \gset
+RESET ROLE;
+SELECT :answer AS dp_answer, (SELECT count(*) FROM people WHERE age > 65) AS true_value,
+       format('%s .. %s', ci.lower, ci.upper) AS interval_95, c.epsilon AS charged_epsilon, c.delta AS charged_delta
+FROM dp_confidence_interval(:answer, current_setting('dp_pg.default_mechanism')::dp_mechanism, 1, 0.95) ci, last_charge() c;
+\echo 'Charge explained: dp_count(*) names no mechanism, so it used dp_pg.default_mechanism'
+\echo '(laplace(epsilon=1)): epsilon 1, no delta.  The interval is the noise''s 95% range around the'
+\echo 'answer (dp_confidence_interval with sensitivity 1: one person changes a count by at most 1).'
+\echo '(true value: shown only because this is a demo; an analyst never sees it)'
+
+\echo
+\echo '=== 2. People per region (region has declared public keys), epsilon 0.5'
+SET ROLE analyst;
+CREATE TEMP TABLE r2 AS SELECT region, dp_count(id, 'laplace(epsilon=0.5)') AS answer FROM people GROUP BY region;
+RESET ROLE;
+SELECT r.region, r.answer AS dp_answer, t.n AS true_value,
+       format('%s .. %s', ci.lower, ci.upper) AS interval_95
+FROM r2 r JOIN (SELECT region, count(*) AS n FROM people GROUP BY region) t USING (region),
+     dp_confidence_interval(r.answer, 'laplace(epsilon=0.5)', 1, 0.95) ci ORDER BY r.region;
+SELECT epsilon AS charged_epsilon, delta AS charged_delta FROM last_charge();
+\echo 'Charge explained: epsilon 0.5 once, not 5 times: each person is in exactly one region, so'
+\echo 'the groups compose in parallel.  Every declared region is listed (also an empty one),'
+\echo 'so which regions appear reveals nothing and costs nothing.'
+
+\echo
+\echo '=== 3. People per age over 85 (age has no declared keys), epsilon 0.2'
+SET ROLE analyst;
+CREATE TEMP TABLE r3 AS SELECT age, dp_count(id, 'laplace(epsilon=0.2)') AS answer FROM people WHERE age > 85 GROUP BY age;
+RESET ROLE;
+SELECT r.age, r.answer AS dp_answer, t.n AS true_value, format('%s .. %s', ci.lower, ci.upper) AS interval_95
+FROM r3 r JOIN (SELECT age, count(*) AS n FROM people WHERE age > 85 GROUP BY age) t USING (age),
+     dp_confidence_interval(r.answer, 'laplace(epsilon=0.2)', 1, 0.95) ci ORDER BY r.age;
+SELECT epsilon AS charged_epsilon, delta AS charged_delta, current_setting('dp_pg.partition_mechanism') AS partition_mechanism
+FROM last_charge();
+\echo 'Charge explained: 0.2 for the counts plus 0.5 and delta 1e-8 for private partition selection'
+\echo '(dp_pg.partition_mechanism): without declared keys, which ages exist is itself private, so'
+\echo 'a group is released only when its own noisy count passes a threshold, and that costs too.'
+\echo 'dp_pg.estimate_cost shows such a total before anything runs.'
+
+\echo
+\echo '=== 4. Total income of the sensitive people, gaussian(epsilon=0.5, delta=1e-8), bounds 0 .. 200000'
+SET ROLE analyst;
+SELECT dp_sum(income, 0, 200000, 'gaussian(epsilon=0.5, delta=1e-8)') AS answer FROM people WHERE sensitive \gset
+RESET ROLE;
+SELECT round(:answer::numeric) AS dp_answer, (SELECT sum(income) FROM people WHERE sensitive) AS true_value,
+       format('%s .. %s', round(ci.lower::numeric), round(ci.upper::numeric)) AS interval_95,
+       c.epsilon AS charged_epsilon, c.delta AS charged_delta
+FROM dp_confidence_interval(:answer, 'gaussian(epsilon=0.5, delta=1e-8)', 200000, 0.95) ci, last_charge() c;
+\echo 'Charge explained: the (epsilon, delta) of the mechanism asked for.  One person moves the sum'
+\echo 'by at most 200000 (the upper bound), so that is the sensitivity of the interval; incomes'
+\echo 'outside the bounds would be clamped, which the interval does not include.'
+
+\echo
+\echo '=== 5. Visits per ward: a privacy unit (person_id) bounds each person first'
+\echo '(at most 2 wards and 3 visits per ward count per person; person 42 has 10,000 visits)'
+SET ROLE analyst;
+CREATE TEMP TABLE r5 AS SELECT ward, dp_count(*) AS answer FROM visits GROUP BY ward;
+RESET ROLE;
+SELECT r.ward, r.answer AS dp_answer, t.raw AS true_raw_count, t.bounded AS true_bounded_count,
+       format('%s .. %s', ci.lower, ci.upper) AS interval_95
+FROM r5 r JOIN (SELECT ward, sum(n) AS raw, sum(least(n, 3)) FILTER (WHERE keep) AS bounded
+                FROM (SELECT person_id, ward, count(*) AS n,
+                             row_number() OVER (PARTITION BY person_id ORDER BY random()) <= 2 AS keep
+                      FROM visits GROUP BY 1, 2) s GROUP BY ward) t USING (ward),
+     dp_confidence_interval(r.answer, 'laplace(epsilon=0.5)', 3, 0.95) ci ORDER BY r.ward;
+SELECT epsilon AS charged_epsilon, delta AS charged_delta FROM last_charge();
+\echo 'Charge explained: dp_count(*) used the default laplace(epsilon=1).  A person may add up to'
+\echo '3 to each of 2 wards, so each ward''s noise is planned for sensitivity 3 with epsilon 1/2'
+\echo '(the interval above uses exactly that), and the two halves compose to the epsilon 1 charged.'
+\echo 'The answers estimate the bounded count, not the raw one: a person with visits in more than'
+\echo '2 wards keeps 2 of them at random (true_bounded_count makes its own random choice, so it'
+\echo 'differs a little), and person 42''s 10,000 visits count as at most 6.'
+
+\echo
+\echo '=== 6. A rolled-back query is charged all the same'
+SET ROLE analyst;
+BEGIN;
+SELECT dp_count(id, 'laplace(epsilon=0.5)') IS NOT NULL AS answered FROM people WHERE sensitive;
+ROLLBACK;
+RESET ROLE;
+SELECT epsilon AS charged_epsilon FROM last_charge();
+\echo 'Charge explained: the charge is written (and committed) before the first row is read,'
+\echo 'outside the analyst''s transaction: ROLLBACK, errors and crashes cannot take it back.'
+
+\set ON_ERROR_STOP 0
+SET ROLE analyst;
+\echo
+\echo '=== Refused (as intended): reading raw rows of a protected table'
+SELECT * FROM people LIMIT 1;
+\echo
+\echo '=== Refused (as intended): a plain aggregate is not differentially private'
+SELECT count(*) FROM people;
+\echo
+\echo '=== Refused (as intended): a WHERE that could fail on one person''s row (a data-dependent error)'
+SELECT dp_count(*) FROM people WHERE 1 / (age - 40) > 0;
+\echo
+\echo '=== Refused (as intended): asking for more than the budget has left (DP001: nothing charged)'
+SELECT dp_count(id, 'laplace(epsilon=50)') FROM people;
+\echo
+\echo '=== Not refused, but masked: statistics and sizes of a protected table read NULL'
+SELECT relname, reltuples, relpages FROM pg_class WHERE relname = 'people';
+RESET ROLE;
+\set ON_ERROR_STOP 1
+
+\echo
+\echo '=== The analyst''s budget after all this'
+SET ROLE analyst;
+SELECT role, epsilon_limit, round(epsilon_spent::numeric, 4) AS epsilon_spent,
+       round(epsilon_remaining::numeric, 4) AS epsilon_remaining, delta_limit, delta_spent, charges, accounting
+FROM dp_pg.my_budget;
+RESET ROLE;
+\echo '(epsilon_spent is the tightest bound the accountant can prove for the whole history:'
+\echo ' Renyi composition can make it less than the sum of the charges; "accounting" names the bound)'
+\echo
+\echo '=== The ledger (what the DBA sees)'
+SELECT id, role, kind, round(epsilon::numeric, 4) AS epsilon, delta, left(query, 60) AS query FROM dp_pg.ledger ORDER BY id;
+SQL
+echo
 echo "=== dp_pg demo done"
