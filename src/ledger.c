@@ -55,6 +55,8 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
+
 #include <float.h>
 #include <math.h>
 
@@ -409,6 +411,18 @@ DpLedgerBumpGeneration(void)
 static void
 DpLedgerNotReady(void)
 {
+	/*
+	 * A hot standby: the ledger worker starts only when recovery ends (the
+	 * ledger is a write), and charges are not forwarded to the primary, so
+	 * no dp query can be charged here: say so.
+	 */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("dp queries cannot run on a hot standby"),
+				 errdetail("Every dp query is charged on the ledger before it reads a row, and the ledger is written on the primary; "
+						   "dp_pg does not forward charges from a standby yet, so nothing is answered here."),
+				 errhint("Run dp queries on the primary; after this standby is promoted they run here.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("the dp_pg ledger is not available"),
@@ -430,7 +444,8 @@ DpLedgerAwaitReady(void)
 				 errhint("Add dp_pg to shared_preload_libraries in postgresql.conf and restart the server.")));
 	while (!DpLedgerReady())
 	{
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), dp_charge_timeout_ms))
+		if (RecoveryInProgress() ||
+			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), dp_charge_timeout_ms))
 			DpLedgerNotReady();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
 						 PG_WAIT_EXTENSION);
