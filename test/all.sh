@@ -127,6 +127,7 @@ else
 	record isolation 0 1
 fi
 
+if [ "${DP_TEST_TAP:-1}" = 1 ]; then
 echo "=== TAP (test/t)"
 mkdir -p "$SCRATCH/tap"
 cp -r "$DP_ROOT/test/t" "$SCRATCH/tap/t"
@@ -139,6 +140,7 @@ if [ "$F" != 0 ]; then
 	for f in "$SCRATCH"/tap/tmp_check/log/*; do
 		[ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
 	done
+fi
 fi
 
 if [ "${DP_TEST_FUZZ:-1}" = 1 ]; then
@@ -185,6 +187,24 @@ if [ "${DP_TEST_NEWPG:-1}" = 1 ]; then
 	else
 		echo "test/newpg.sh failed"
 		record newpg 0 1
+	fi
+fi
+
+# The sanitizer leg: the plain-C suites, pg_regress and the isolation specs
+# once more, on a server and a dp_pg built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (test/sanitize.sh; its full run, TAP included,
+# takes ~15 minutes more than CI can spare).  DP_TEST_SANITIZE=0 skips it.
+if [ "${DP_TEST_SANITIZE:-1}" = 1 ] && [ "${DP_TEST_NEWPG:-1}" = 1 ]; then
+	echo
+	echo "=== sanitizers (test/sanitize.sh without TAP and fuzz)"
+	DP_TEST_TAP=0 DP_PORT=$((DP_PORT + 300)) bash "$DP_ROOT/test/sanitize.sh" 2>&1 | tee "$SCRATCH/sanitize.out"
+	if grep -q '^total: ' "$SCRATCH/sanitize.out"; then
+		while read -r name p _ f _; do
+			record "san-$name" "$p" "$f"
+		done < <(sed -n '/^=== dp_pg test summary/,/^total:/p' "$SCRATCH/sanitize.out" | sed -n 's/^  \([a-z0-9-]*\) *\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2 x \3 x/p')
+		grep -q '^sanitize: no sanitizer report' "$SCRATCH/sanitize.out" && record san-reports 1 0 || record san-reports 0 1
+	else
+		record sanitize 0 1
 	fi
 fi
 
