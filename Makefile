@@ -19,6 +19,7 @@ OBJS = \
 	src/core/fixedsum.o \
 	src/agg_sum.o \
 	src/agg_histogram.o \
+	src/agg_units.o \
 	src/postprocess.o \
 	src/core/accountant.o \
 	src/ledger.o \
@@ -39,7 +40,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 
 # pg_regress inputs live in sql/, outputs in expected/ (run against a server
 # that preloads dp_pg: test/all.sh starts one).
-REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram postprocess agg_stats guard units units_guard citus versions
+REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram postprocess agg_stats guard units units_guard unit_cells citus versions
 REGRESS_OPTS = --load-extension=dp_pg
 
 ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch

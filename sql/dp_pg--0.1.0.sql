@@ -631,6 +631,39 @@ CREATE AGGREGATE dp_pg.unit_float_sum(float8) (
 	PARALLEL = SAFE
 );
 
+-- a unit's kept cells (at most g), aggregated while scanning (src/agg_units.c);
+-- the result is internal: only dp_pg.unit_cell reads it
+-- unit_seed is declared STABLE: callsite.c binds it to one value per
+-- execution, and the planner must see the guard's identical unit_cells calls
+-- as one aggregate (each unit_cell reads the same state)
+CREATE FUNCTION dp_pg.unit_seed() RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_unit_seed' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.unit_seed() IS
+	'the secret seed of dp_pg.unit_cells'' priorities (bound once per execution)';
+CREATE FUNCTION dp_pg.unit_cells_trans(internal, internal, int4, text, int8, VARIADIC "any") RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_unit_cells_trans' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.unit_cells_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_unit_cells_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.unit_cells_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME', 'dp_unit_cells_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.unit_cells_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_unit_cells_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.unit_cells(internal, int4, text, int8, VARIADIC "any") (
+	SFUNC = dp_pg.unit_cells_trans,
+	STYPE = internal,
+	SSPACE = 96,
+	COMBINEFUNC = dp_pg.unit_cells_combine,
+	SERIALFUNC = dp_pg.unit_cells_serialize,
+	DESERIALFUNC = dp_pg.unit_cells_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_pg.unit_cells(internal, int4, text, int8, VARIADIC "any") IS
+	'a privacy unit''s cells: the g of least keyed-hash priority, with their accumulators (written by the guard)';
+CREATE FUNCTION dp_pg.unit_cell(internal, int4, anyelement) RETURNS SETOF anyelement
+	AS 'MODULE_PATHNAME', 'dp_unit_cell' LANGUAGE C VOLATILE PARALLEL SAFE ROWS 2;
+COMMENT ON FUNCTION dp_pg.unit_cell(internal, int4, anyelement) IS
+	'one field of each cell kept by dp_pg.unit_cells (written by the guard)';
+
 CREATE FUNCTION dp_pg.bounded_sum_int8_trans(internal, int8, int8, int8, dp_mechanism, int4) RETURNS internal
 	AS 'MODULE_PATHNAME', 'dp_sum_int8_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE AGGREGATE dp_pg.bounded_sum(int8, int8, int8, dp_mechanism, int4) (

@@ -897,6 +897,44 @@ DpConstArgPosition(const DpAggKind *kind, int nargs, int argno)
 	return false;
 }
 
+/*
+ * The seed argument of dp_pg.unit_cells (guard/units.c): the call
+ * dp_pg.unit_seed() becomes one random constant for the whole execution, so
+ * that a parallel plan's workers give each cell the same priority.  Other
+ * aggregates that return internal or are partial are left alone.
+ */
+static void
+DpBindUnitSeed(Aggref *a, DpBindContext *cxt)
+{
+	TargetEntry *te;
+	FuncExpr   *fe;
+	char	   *name;
+	char	   *fname;
+
+	if (list_length(a->args) < 5)
+		return;
+	te = list_nth_node(TargetEntry, a->args, 3);
+	if (!IsA(te->expr, FuncExpr))
+		return;
+	fe = (FuncExpr *) te->expr;
+	fname = get_func_name(fe->funcid);
+	if (fname == NULL || strcmp(fname, "unit_seed") != 0 || fe->args != NIL ||
+		(name = get_namespace_name(get_func_namespace(fe->funcid))) == NULL || strcmp(name, "dp_pg") != 0)
+		return;
+	fname = get_func_name(a->aggfnoid);
+	if (fname == NULL || strcmp(fname, "unit_cells") != 0 || get_func_namespace(a->aggfnoid) != get_func_namespace(fe->funcid))
+		return;
+	cxt->found = true;
+	if (cxt->modify)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt->cxt);
+
+		te->expr = (Expr *) makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+									  Int64GetDatum((int64) dp_rng_u64(DpBackendRng())), false, FLOAT8PASSBYVAL);
+		MemoryContextSwitchTo(old);
+	}
+}
+
 /* Walker over a plan's expressions: bind the constant arguments of dp aggregates. */
 static bool
 DpBindWalker(Node *node, DpBindContext *cxt)
@@ -911,7 +949,15 @@ DpBindWalker(Node *node, DpBindContext *cxt)
 		int			argno = 0;
 		ListCell   *lc;
 
-		if (DO_AGGSPLIT_COMBINE(a->aggsplit) || (kind = DpKindOfAggregate(a->aggfnoid)) == NULL)
+		if (DO_AGGSPLIT_COMBINE(a->aggsplit))
+			return false;
+		if (a->aggtype == INTERNALOID || DO_AGGSPLIT_SERIALIZE(a->aggsplit))
+		{
+			/* dp_pg.unit_cells: its seed, one value per execution */
+			DpBindUnitSeed(a, cxt);
+			return false;
+		}
+		if ((kind = DpKindOfAggregate(a->aggfnoid)) == NULL)
 			return false;
 		nargs = DpAggNumArgs(a->args);
 		foreach(lc, a->args)

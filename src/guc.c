@@ -91,6 +91,16 @@ char	   *dp_privacy_unit = NULL;
 int			dp_max_groups_contributed = 1;
 int			dp_max_rows_per_unit = 1;
 bool		dp_debug_noiseless = false;
+int			dp_debug_unit_cells = DP_UNIT_CELLS_ON;
+
+#ifdef DP_PG_TEST_SWITCHES
+static const struct config_enum_entry unit_cells_options[] = {
+	{"on", DP_UNIT_CELLS_ON, false},
+	{"window", DP_UNIT_CELLS_WINDOW, false},
+	{"broken_priority", DP_UNIT_CELLS_BROKEN, false},
+	{NULL, 0, false}
+};
+#endif
 
 /* Define the general dp_pg.* parameters (concepts define their own). */
 void
@@ -128,6 +138,18 @@ DpGucInit(void)
 							 "Exists only in test builds (DP_PG_TEST_SWITCHES); charges are made as usual.",
 							 &dp_debug_noiseless,
 							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("dp_pg.debug_unit_cells",
+							 "Testing only: how a privacy unit's cells are kept.",
+							 "Exists only in test builds (DP_PG_TEST_SWITCHES). on: dp_pg.unit_cells while "
+							 "aggregating; window: a window over all cells (for comparisons and benchmarks); "
+							 "broken_priority: unit_cells with priorities that ignore the unit and the seed "
+							 "(the positive control of the uniformity tests).",
+							 &dp_debug_unit_cells,
+							 DP_UNIT_CELLS_ON,
+							 unit_cells_options,
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);

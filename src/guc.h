@@ -24,6 +24,12 @@ extern int	dp_max_rows_per_unit;
 /* dp_pg.debug_noiseless (test builds only; always false otherwise). */
 extern bool dp_debug_noiseless;
 
+/* dp_pg.debug_unit_cells (test builds only; always DP_UNIT_CELLS_ON otherwise). */
+#define DP_UNIT_CELLS_ON 0
+#define DP_UNIT_CELLS_WINDOW 1
+#define DP_UNIT_CELLS_BROKEN 2
+extern int	dp_debug_unit_cells;
+
 /* Define the general dp_pg.* parameters (concepts define their own). */
 extern void DpGucInit(void);
 

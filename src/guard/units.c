@@ -21,7 +21,11 @@
  *   sum:        least(greatest(sum(clamp(x, lo, hi)), r*lo), r*hi)
  *   histogram:  least(count, r) as the weight of the cell's key
  * and the ranking keeps a uniformly random set of at most g cells per unit
- * (priorities from OpenSSL).  The outer dp aggregates are dp_pg.bounded_*,
+ * (priorities from OpenSSL).  Where every inner aggregate has an accumulator
+ * in dp_pg.unit_cells (all but a numeric sum), the inner level is instead
+ * one aggregation by unit that keeps the unit's g cells while it aggregates
+ * (DpUnitCellsQuery, src/agg_units.c): the same cells and values, without
+ * the sort of every (unit, cell).  The outer dp aggregates are dp_pg.bounded_*,
  * which clamp each contribution again (to [0, r] or [r*lo, r*hi]) and plan
  * their noise for sensitivity r per cell with the mechanism split over g
  * cells (callsite.c).  So adding or removing one unit changes at most g released
@@ -31,7 +35,8 @@
  * workers combined) before the ranking and the outer aggregates, so a unit
  * whose rows are read by several workers is still one unit.  Memory: the
  * inner level is PostgreSQL's hash aggregation (one small group per unit and
- * cell, spilled to disk beyond work_mem) and a sort for the ranking.
+ * cell, spilled to disk beyond work_mem) and a sort for the ranking; with
+ * dp_pg.unit_cells, one small group per unit (at most g cells).
  */
 #include "postgres.h"
 
@@ -54,6 +59,9 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/typcache.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_collation.h"
+#include "lib/stringinfo.h"
 #include "access/stratnum.h"
 
 #include "agg_common.h"
@@ -529,6 +537,313 @@ DpUnitMutator(Node *node, DpUnitRewrite *cxt)
 	return expression_tree_mutator(node, DpUnitMutator, cxt);
 }
 
+/* Context of the rewrite into dp_pg.unit_cells. */
+typedef struct DpCellsRewrite
+{
+	Query	   *q1;
+	List	   *aggs;			/* the inner Aggrefs, in field order */
+	int			nkeys;
+	AttrNumber	keytle[INDEX_MAX_KEYS]; /* q1 columns that are cell keys */
+	AttrNumber	unittle;
+	int			first_field_col;	/* column of field 0 in the new inner query */
+	bool		ok;
+} DpCellsRewrite;
+
+/* The accumulator letter of an inner aggregate, or 0 when unit_cells has none. */
+static char
+DpCellsAccKind(Aggref *a)
+{
+	Oid			f8 = FLOAT8OID;
+
+	if (a->aggdistinct != NIL || a->aggorder != NIL || a->aggdirectargs != NIL || a->aggkind != AGGKIND_NORMAL ||
+		a->agglevelsup != 0)
+		return 0;
+	switch (a->aggfnoid)
+	{
+		case F_COUNT_:
+			return 'c';
+		case F_COUNT_ANY:
+			return 'n';
+		case F_SUM_INT2:
+		case F_SUM_INT4:
+			return 'i';
+		case F_SUM_INT8:
+			return 'l';
+		case F_MIN_FLOAT8:
+			return 'm';
+		default:
+			break;
+	}
+	if (a->aggfnoid == DpLookupFunc("dp_pg", "unit_float_sum", 1, &f8))
+		return 'f';
+	return 0;
+}
+
+/* Collect the inner aggregates; false where one has no accumulator. */
+static bool
+DpCellsCollect(Node *node, DpCellsRewrite *cx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		if (DpCellsAccKind((Aggref *) node) == 0)
+			cx->ok = false;
+		else if (!list_member(cx->aggs, node))
+			cx->aggs = lappend(cx->aggs, node);
+		return false;
+	}
+	if (IsA(node, Var) || IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, GroupingFunc))
+	{
+		/* contributions are expressions of aggregates, constants and parameters */
+		cx->ok = false;
+		return false;
+	}
+	return expression_tree_walker(node, DpCellsCollect, cx);
+}
+
+/* Replace the inner aggregates by the fields of the kept cells. */
+static Node *
+DpCellsMutator(Node *node, DpCellsRewrite *cx)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Aggref))
+	{
+		int			i = 0;
+		ListCell   *lc;
+
+		foreach(lc, cx->aggs)
+		{
+			if (equal(lfirst(lc), node))
+				return (Node *) makeVar(1, cx->first_field_col + cx->nkeys + i, exprType(node), -1,
+										exprCollation(node), 0);
+			i++;
+		}
+		elog(ERROR, "dp_pg: an inner aggregate of a bounded query has no field");
+	}
+	return expression_tree_mutator(node, DpCellsMutator, cx);
+}
+
+/*
+ * The inner level of a ranked bounded query (q1: GROUP BY unit, cells; one
+ * contribution per dp aggregate), as
+ *
+ *   SELECT <q1's columns, aggregates read from fields>
+ *   FROM (SELECT unit, dp_pg.unit_cell(c, 0, NULL::<key type>), ...,
+ *                dp_pg.unit_cell(c, k, NULL::<accumulator type>) ...
+ *         FROM <q1's FROM and WHERE> GROUP BY unit) dp_cells
+ *
+ * where c = dp_pg.unit_cells(NULL, g, spec, unit, keys..., accumulator
+ * arguments...) keeps each unit's g cells while aggregating (agg_units.c) —
+ * no sort of every cell.  NULL when q1 has an aggregate or key type that
+ * unit_cells does not handle: q1 then stays as it is and is ranked by a
+ * window (the same cells, by another random order).
+ */
+static Query *
+DpUnitCellsQuery(Query *q1, int32 groups)
+{
+	DpCellsRewrite cx;
+	Query	   *qf;
+	Query	   *qp;
+	StringInfoData spec;
+	List	   *args = NIL;
+	List	   *tlist = NIL;
+	Aggref	   *cells;
+	ListCell   *lc;
+	ListCell   *lc2;
+	RangeTblEntry *sub;
+	List	   *colnames = NIL;
+	TargetEntry *unit_te;
+	SortGroupClause *unit_sgc = linitial_node(SortGroupClause, q1->groupClause);
+	Oid			cellargs[3] = {INTERNALOID, INT4OID, ANYELEMENTOID};
+	Oid			cellsfn;
+	Oid			cellfn;
+	int			field = 0;
+
+	memset(&cx, 0, sizeof(cx));
+	cx.q1 = q1;
+	cx.ok = true;
+	if (q1->havingQual != NULL || q1->windowClause != NIL || q1->hasTargetSRFs || q1->hasSubLinks ||
+		q1->groupingSets != NIL || q1->distinctClause != NIL)
+		return NULL;
+	unit_te = get_sortgroupclause_tle(unit_sgc, q1->targetList);
+	cx.unittle = unit_te->resno;
+	initStringInfo(&spec);
+	/* the cell keys: the GROUP BY clauses after the unit */
+	for_each_from(lc, q1->groupClause, 1)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *te = get_sortgroupclause_tle(sgc, q1->targetList);
+		Oid			type = exprType((Node *) te->expr);
+		Oid			coll = exprCollation((Node *) te->expr);
+		TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_CMP_PROC |
+											   TYPECACHE_HASH_EXTENDED_PROC | TYPECACHE_HASH_OPFAMILY);
+
+		/* the cells must be GROUP BY's: its equality, hashed by the same opfamily */
+		if (!OidIsValid(tc->eq_opr) || tc->eq_opr != sgc->eqop || !OidIsValid(tc->cmp_proc) ||
+			!OidIsValid(tc->hash_extended_proc) || !OidIsValid(tc->hash_opf) ||
+			!op_in_opfamily(sgc->eqop, tc->hash_opf) || cx.nkeys >= INDEX_MAX_KEYS - 1)
+			return NULL;
+		if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
+			return NULL;
+		cx.keytle[cx.nkeys++] = te->resno;
+		appendStringInfo(&spec, "k%u,", coll);
+	}
+	if (cx.nkeys == 0)
+		return NULL;
+	{
+		Oid			ut = exprType((Node *) unit_te->expr);
+		TypeCacheEntry *tc = lookup_type_cache(ut, TYPECACHE_HASH_EXTENDED_PROC);
+
+		if (!OidIsValid(tc->hash_extended_proc))
+			return NULL;
+	}
+	/* the contributions: expressions of aggregates and constants only */
+	foreach(lc, q1->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+		bool		is_key = te->resno == cx.unittle;
+
+		for (int k = 0; k < cx.nkeys; k++)
+			if (cx.keytle[k] == te->resno)
+				is_key = true;
+		if (!is_key)
+			DpCellsCollect((Node *) te->expr, &cx);
+		if (!cx.ok)
+			return NULL;
+	}
+	if (list_length(cx.aggs) + cx.nkeys > 60)
+		return NULL;
+
+	{
+		List	   *fnames = list_make2(makeString("dp_pg"), makeString("unit_cells"));
+		FuncCandidateList cands = FuncnameGetCandidates(fnames, -1, NIL, false, false, false, false);
+
+		if (cands == NULL || cands->next != NULL)
+			elog(ERROR, "dp_pg: function dp_pg.unit_cells is missing or ambiguous");
+		cellsfn = cands->oid;
+	}
+	cellfn = DpLookupFunc("dp_pg", "unit_cell", 3, cellargs);
+
+	/* dp_pg.unit_cells(NULL, g, spec, unit, keys..., accumulators...) */
+	foreach(lc, cx.aggs)
+	{
+		Aggref	   *a = lfirst(lc);
+		char		kind = DpCellsAccKind(a);
+
+		appendStringInfoChar(&spec, kind);
+	}
+	args = list_make5(makeNullConst(INTERNALOID, -1, InvalidOid), DpInt4Const(groups),
+					  makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1, CStringGetTextDatum(spec.data), false, false),
+					  makeFuncExpr(DpLookupFunc("dp_pg", "unit_seed", 0, NULL), INT8OID, NIL, InvalidOid, InvalidOid,
+								   COERCE_EXPLICIT_CALL),
+					  copyObject(unit_te->expr));
+	for (int k = 0; k < cx.nkeys; k++)
+		args = lappend(args, copyObject(list_nth_node(TargetEntry, q1->targetList, cx.keytle[k] - 1)->expr));
+	foreach(lc, cx.aggs)
+	{
+		Aggref	   *a = lfirst(lc);
+
+		if (!a->aggstar)
+			args = lappend(args, copyObject(linitial_node(TargetEntry, a->args)->expr));
+		args = lappend(args, a->aggfilter ? (Node *) copyObject(a->aggfilter) : makeBoolConst(true, false));
+	}
+	cells = DpMakeAggref(cellsfn, INTERNALOID, args, InvalidOid, NULL, false);
+
+	/* the inner query: one row per kept cell */
+	qf = makeNode(Query);
+	qf->commandType = CMD_SELECT;
+	qf->querySource = QSRC_ORIGINAL;
+	qf->canSetTag = true;
+	DpMoveRangeTable(qf, q1);
+	qf->jointree = q1->jointree;
+	qf->hasAggs = true;
+	qf->hasTargetSRFs = true;
+	{
+		TargetEntry *te = makeTargetEntry(copyObject(unit_te->expr), 1, pstrdup("dp_unit"), false);
+		SortGroupClause *sgc = copyObject(unit_sgc);
+
+		te->ressortgroupref = 1;
+		sgc->tleSortGroupRef = 1;
+		tlist = list_make1(te);
+		qf->groupClause = list_make1(sgc);
+	}
+	cx.first_field_col = 2;
+	for (int k = 0; k < cx.nkeys + list_length(cx.aggs); k++)
+	{
+		Oid			type;
+		int32		typmod = -1;
+		Oid			coll = InvalidOid;
+		FuncExpr   *fe;
+		char		name[NAMEDATALEN];
+
+		if (k < cx.nkeys)
+		{
+			Expr	   *e = list_nth_node(TargetEntry, q1->targetList, cx.keytle[k] - 1)->expr;
+
+			type = exprType((Node *) e);
+			typmod = exprTypmod((Node *) e);
+			coll = exprCollation((Node *) e);
+		}
+		else
+			type = exprType(list_nth(cx.aggs, k - cx.nkeys));
+		fe = makeFuncExpr(cellfn, type,
+						  list_make3(copyObject(cells), DpInt4Const(field++), makeNullConst(type, typmod, coll)),
+						  coll, InvalidOid, COERCE_EXPLICIT_CALL);
+		fe->funcretset = true;
+		snprintf(name, sizeof(name), "dp_field%d", k);
+		tlist = lappend(tlist, makeTargetEntry((Expr *) fe, list_length(tlist) + 1, pstrdup(name), false));
+	}
+	qf->targetList = tlist;
+
+	/* the projection: q1's columns, in q1's order */
+	qp = makeNode(Query);
+	qp->commandType = CMD_SELECT;
+	qp->querySource = QSRC_ORIGINAL;
+	qp->canSetTag = true;
+	tlist = NIL;
+	foreach(lc, q1->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+		Expr	   *e;
+		TargetEntry *nte;
+
+		if (te->resno == cx.unittle)
+			e = (Expr *) makeVar(1, 1, exprType((Node *) te->expr), exprTypmod((Node *) te->expr),
+								 exprCollation((Node *) te->expr), 0);
+		else
+		{
+			int			k;
+
+			for (k = 0; k < cx.nkeys; k++)
+				if (cx.keytle[k] == te->resno)
+					break;
+			if (k < cx.nkeys)
+				e = (Expr *) makeVar(1, cx.first_field_col + k, exprType((Node *) te->expr),
+									 exprTypmod((Node *) te->expr), exprCollation((Node *) te->expr), 0);
+			else
+				e = (Expr *) DpCellsMutator((Node *) te->expr, &cx);
+		}
+		nte = makeTargetEntry(e, te->resno, te->resname ? pstrdup(te->resname) : NULL, te->resjunk);
+		tlist = lappend(tlist, nte);
+	}
+	qp->targetList = tlist;
+	foreach(lc2, qf->targetList)
+		colnames = lappend(colnames, makeString(pstrdup(lfirst_node(TargetEntry, lc2)->resname)));
+	sub = makeNode(RangeTblEntry);
+	sub->rtekind = RTE_SUBQUERY;
+	sub->subquery = qf;
+	sub->eref = makeAlias("dp_cells", colnames);
+	sub->lateral = false;
+	sub->inh = false;
+	sub->inFromCl = true;
+	qp->rtable = list_make1(sub);
+	qp->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)), NULL);
+	((RangeTblRef *) linitial(qp->jointree->fromlist))->rtindex = 1;
+	return qp;
+}
+
 /*
  * An upper bound on the number of cells a bounded query can release whatever
  * the data: the public key combinations of its GROUP BY, or the bins of its
@@ -771,7 +1086,20 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 		}
 	}
 
-	/* at most g cells per unit: rank each unit's cells in random order */
+	/*
+	 * at most g cells per unit: kept while aggregating (dp_pg.unit_cells),
+	 * or, for aggregates it does not handle, ranked in random order
+	 */
+	if (ranked && dp_debug_unit_cells != DP_UNIT_CELLS_WINDOW)
+	{
+		Query	   *qp = DpUnitCellsQuery(q1, ub->groups);
+
+		if (qp != NULL)
+		{
+			q1 = qp;
+			ranked = false;
+		}
+	}
 	if (ranked)
 	{
 		WindowFunc *wf = makeNode(WindowFunc);
@@ -822,7 +1150,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	q->havingQual = DpUnitMutator(q->havingQual, &cxt);
 	q->rtable = list_make1(sub);
 	q->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)),
-							   ranked ? (Node *) DpOp(cxt.pstate, "<=",
+							   rankcol != 0 ? (Node *) DpOp(cxt.pstate, "<=",
 													 (Expr *) makeVar(1, rankcol, INT8OID, -1, InvalidOid, 0),
 													 (Expr *) DpInt8Const(ub->groups)) : NULL);
 	((RangeTblRef *) linitial(q->jointree->fromlist))->rtindex = 1;
