@@ -640,7 +640,7 @@ CREATE FUNCTION dp_pg.unit_seed() RETURNS int8
 	AS 'MODULE_PATHNAME', 'dp_unit_seed' LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dp_pg.unit_seed() IS
 	'the secret seed of dp_pg.unit_cells'' priorities (bound once per execution)';
-CREATE FUNCTION dp_pg.unit_cells_trans(internal, internal, int4, text, int8, VARIADIC "any") RETURNS internal
+CREATE FUNCTION dp_pg.unit_cells_trans(internal, internal, text, int8, VARIADIC "any") RETURNS internal
 	AS 'MODULE_PATHNAME', 'dp_unit_cells_trans' LANGUAGE C VOLATILE PARALLEL SAFE;
 CREATE FUNCTION dp_pg.unit_cells_combine(internal, internal) RETURNS internal
 	AS 'MODULE_PATHNAME', 'dp_unit_cells_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
@@ -648,7 +648,7 @@ CREATE FUNCTION dp_pg.unit_cells_serialize(internal) RETURNS bytea
 	AS 'MODULE_PATHNAME', 'dp_unit_cells_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_pg.unit_cells_deserialize(bytea, internal) RETURNS internal
 	AS 'MODULE_PATHNAME', 'dp_unit_cells_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE AGGREGATE dp_pg.unit_cells(internal, int4, text, int8, VARIADIC "any") (
+CREATE AGGREGATE dp_pg.unit_cells(internal, text, int8, VARIADIC "any") (
 	SFUNC = dp_pg.unit_cells_trans,
 	STYPE = internal,
 	SSPACE = 96,
@@ -657,7 +657,7 @@ CREATE AGGREGATE dp_pg.unit_cells(internal, int4, text, int8, VARIADIC "any") (
 	DESERIALFUNC = dp_pg.unit_cells_deserialize,
 	PARALLEL = SAFE
 );
-COMMENT ON AGGREGATE dp_pg.unit_cells(internal, int4, text, int8, VARIADIC "any") IS
+COMMENT ON AGGREGATE dp_pg.unit_cells(internal, text, int8, VARIADIC "any") IS
 	'a privacy unit''s cells: the g of least keyed-hash priority, with their accumulators (written by the guard)';
 CREATE FUNCTION dp_pg.unit_cell(internal, int4, anyelement) RETURNS SETOF anyelement
 	AS 'MODULE_PATHNAME', 'dp_unit_cell' LANGUAGE C VOLATILE PARALLEL SAFE ROWS 2;

@@ -203,7 +203,7 @@ RESET dp_pg.debug_unit_cells;
 
 -- 5. no SQL can call them: nothing of type internal can be written
 SELECT dp_pg.unit_cell(NULL::internal, 0, 1);
-SELECT count(*) FROM (SELECT dp_pg.unit_cells(NULL::internal, 2, 'k0,c', pid, cell, true) FROM uc_test.uni GROUP BY pid) s;
+SELECT count(*) FROM (SELECT dp_pg.unit_cells(NULL::internal, '2:k0,c', 1, pid, cell) FROM uc_test.uni GROUP BY pid) s;
 
 RESET dp_pg.debug_noiseless;
 SELECT dp_pg.unprotect('uc_test.ev'), dp_pg.unprotect('uc_test.three'), dp_pg.unprotect('uc_test.three1'),

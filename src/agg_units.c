@@ -6,7 +6,7 @@
  * (unit, cell) pair and then sorting all of them by a random priority, the
  * guard groups the rows by unit alone and aggregates them with
  *
- *   dp_pg.unit_cells(NULL::internal, g, spec, unit, key..., accumulator args...)
+ *   dp_pg.unit_cells(NULL::internal, "g:spec", seed, unit, key..., accumulator args...)
  *
  * whose state is the unit's kept cells: at most g of them, each with its
  * keys and its accumulators (count(*), count(x), sums, min).  A cell's
@@ -83,7 +83,8 @@ typedef struct DpCellAcc
 {
 	char		kind;
 	bool		int2;			/* sum of int2 (else int4) */
-	int			argno;			/* x (or the filter for count(*)) */
+	int			argno;			/* x (none for count(*)) */
+	int			filter_argno;	/* its FILTER, or -1 (none) */
 } DpCellAcc;
 
 /* What one call site's cells look like, and its seed: per execution. */
@@ -227,7 +228,14 @@ DpSetupKey(DpCellKey *k, Oid type, Oid collation, MemoryContext mcxt)
 	fmgr_info_copy(&k->hash, &tc->hash_extended_proc_finfo, mcxt);
 }
 
-/* Read the call's shape (constant arguments g and spec), once per execution. */
+/*
+ * Read the call's shape (the constant spec and seed), once per execution.
+ * spec: "<g>:" then "k<collation oid>," per key, then one letter per
+ * accumulator, followed by "?" when it has a FILTER argument.  Arguments:
+ * state, dummy, spec, seed, the unit, the keys, then per accumulator its
+ * value (not for c) and its filter (with "?").  The fewer the arguments, the
+ * less PostgreSQL does per row.
+ */
 static DpCellShape *
 DpCellShapeOf(FunctionCallInfo fcinfo)
 {
@@ -235,21 +243,27 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 	MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
 	const char *spec;
 	const char *p;
-	int			argno = 5;		/* state, dummy, g, spec, seed, then the unit */
+	int			argno = 4;		/* state, dummy, spec, seed, then the unit */
 	int			nargs = PG_NARGS();
 	Oid			unit_type;
 
 	if (sh != NULL)
 		return sh;
-	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4) || nargs < 6)
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || nargs < 5)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("dp_pg.unit_cells: groups, spec and seed must not be NULL and the unit must be given")));
+						errmsg("dp_pg.unit_cells: spec and seed must not be NULL and the unit must be given")));
 	sh = MemoryContextAllocZero(mcxt, sizeof(DpCellShape));
-	sh->groups = PG_GETARG_INT32(2);
-	if (sh->groups < 1 || sh->groups > 1000000)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("dp_pg.unit_cells: groups must be between 1 and 1000000")));
-	spec = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	spec = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	{
+		char	   *end;
+		long		g = strtol(spec, &end, 10);
+
+		if (end == spec || *end != ':' || g < 1 || g > 1000000)
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("dp_pg.unit_cells: malformed spec \"%s\" (groups between 1 and 1000000 first)", spec)));
+		sh->groups = (int32) g;
+		p = end + 1;
+	}
 	unit_type = get_fn_expr_argtype(fcinfo->flinfo, argno);
 	{
 		TypeCacheEntry *tc = lookup_type_cache(unit_type, TYPECACHE_HASH_EXTENDED_PROC_FINFO);
@@ -261,8 +275,7 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 		sh->unit_collation = get_typcollation(unit_type);
 	}
 	argno++;
-	/* spec: k<collation oid> per key, then one letter per accumulator */
-	p = spec;
+	/* k<collation oid> per key, then one letter per accumulator */
 	while (*p == 'k')
 	{
 		char	   *end;
@@ -288,6 +301,7 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 							errmsg("dp_pg.unit_cells: too many accumulators")));
 		a = &sh->accs[sh->naccs];
 		a->kind = *p;
+		a->filter_argno = -1;
 		switch (*p)
 		{
 			case DP_ACC_COUNT_STAR:
@@ -329,11 +343,15 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 									   format_type_be(want), format_type_be(t))));
 			argno++;
 		}
-		/* every accumulator ends with its filter */
-		if (argno >= nargs || get_fn_expr_argtype(fcinfo->flinfo, argno) != BOOLOID)
-			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("dp_pg.unit_cells: each accumulator of \"%s\" needs a boolean filter", spec)));
-		argno++;
+		/* "?": a FILTER argument follows */
+		if (p[1] == '?')
+		{
+			p++;
+			if (argno >= nargs || get_fn_expr_argtype(fcinfo->flinfo, argno) != BOOLOID)
+				ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+								errmsg("dp_pg.unit_cells: a FILTER of \"%s\" is not boolean", spec)));
+			a->filter_argno = argno++;
+		}
 		sh->naccs++;
 	}
 	if (argno != nargs)
@@ -346,7 +364,7 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 	 * execution before it starts (callsite.c), so that the workers of a
 	 * parallel plan give every cell the same priority; read at the first row.
 	 */
-	sh->seed = (uint64) PG_GETARG_INT64(4);
+	sh->seed = (uint64) PG_GETARG_INT64(3);
 	if (dp_debug_unit_cells == DP_UNIT_CELLS_BROKEN)
 	{
 		/* the positive control of the tests: same priorities for every unit and query */
@@ -413,9 +431,9 @@ DpAccumulate(const DpCellShape *sh, DpCell *c, FunctionCallInfo fcinfo)
 	for (int i = 0; i < sh->naccs; i++)
 	{
 		const DpCellAcc *a = &sh->accs[i];
-		int			f = a->kind == DP_ACC_COUNT_STAR ? a->argno : a->argno + 1;
+		int			f = a->filter_argno;
 
-		if (PG_ARGISNULL(f) || !PG_GETARG_BOOL(f))
+		if (f >= 0 && (PG_ARGISNULL(f) || !PG_GETARG_BOOL(f)))
 			continue;
 		if (a->kind == DP_ACC_COUNT_STAR)
 		{
@@ -580,10 +598,10 @@ DpOfferCell(DpUnitCells *st, uint64 prio, const Datum *keys, const bool *nulls, 
 PG_FUNCTION_INFO_V1(dp_unit_cells_trans);
 
 /*
- * Transition of dp_pg.unit_cells(internal, g int4, spec text, seed int8,
+ * Transition of dp_pg.unit_cells(internal, spec text, seed int8,
  * VARIADIC "any"): arguments after the seed are the unit, the keys (one per
  * 'k<collation>' of spec) and, per accumulator letter, its value (not for c)
- * and its filter.
+ * and its filter (letters followed by '?').
  */
 Datum
 dp_unit_cells_trans(PG_FUNCTION_ARGS)
@@ -600,9 +618,9 @@ dp_unit_cells_trans(PG_FUNCTION_ARGS)
 						errmsg("dp_pg.unit_cells_trans called in non-aggregate context")));
 	sh = DpCellShapeOf(fcinfo);
 	if (PG_ARGISNULL(0))
-		st = DpUnitCellsNew(sh, aggcxt, PG_ARGISNULL(5) || sh->broken ? 0 :
+		st = DpUnitCellsNew(sh, aggcxt, PG_ARGISNULL(4) || sh->broken ? 0 :
 							DatumGetUInt64(FunctionCall2Coll(&sh->unit_hash, sh->unit_collation,
-															 PG_GETARG_DATUM(5), UInt64GetDatum(sh->seed))));
+															 PG_GETARG_DATUM(4), UInt64GetDatum(sh->seed))));
 	else
 		st = (DpUnitCells *) PG_GETARG_POINTER(0);
 

@@ -911,9 +911,9 @@ DpBindUnitSeed(Aggref *a, DpBindContext *cxt)
 	char	   *name;
 	char	   *fname;
 
-	if (list_length(a->args) < 5)
+	if (list_length(a->args) < 4)
 		return;
-	te = list_nth_node(TargetEntry, a->args, 3);
+	te = list_nth_node(TargetEntry, a->args, 2);
 	if (!IsA(te->expr, FuncExpr))
 		return;
 	fe = (FuncExpr *) te->expr;

@@ -634,7 +634,7 @@ DpCellsMutator(Node *node, DpCellsRewrite *cx)
  *                dp_pg.unit_cell(c, k, NULL::<accumulator type>) ...
  *         FROM <q1's FROM and WHERE> GROUP BY unit) dp_cells
  *
- * where c = dp_pg.unit_cells(NULL, g, spec, unit, keys..., accumulator
+ * where c = dp_pg.unit_cells(NULL, "g:spec", seed, unit, keys..., accumulator
  * arguments...) keeps each unit's g cells while aggregating (agg_units.c) —
  * no sort of every cell.  NULL when q1 has an aggregate or key type that
  * unit_cells does not handle: q1 then stays as it is and is ranked by a
@@ -670,6 +670,7 @@ DpUnitCellsQuery(Query *q1, int32 groups)
 	unit_te = get_sortgroupclause_tle(unit_sgc, q1->targetList);
 	cx.unittle = unit_te->resno;
 	initStringInfo(&spec);
+	appendStringInfo(&spec, "%d:", groups);
 	/* the cell keys: the GROUP BY clauses after the unit */
 	for_each_from(lc, q1->groupClause, 1)
 	{
@@ -726,15 +727,17 @@ DpUnitCellsQuery(Query *q1, int32 groups)
 	}
 	cellfn = DpLookupFunc("dp_pg", "unit_cell", 3, cellargs);
 
-	/* dp_pg.unit_cells(NULL, g, spec, unit, keys..., accumulators...) */
+	/* dp_pg.unit_cells(NULL, "g:spec", dp_pg.unit_seed(), unit, keys..., accumulators...) */
 	foreach(lc, cx.aggs)
 	{
 		Aggref	   *a = lfirst(lc);
 		char		kind = DpCellsAccKind(a);
 
 		appendStringInfoChar(&spec, kind);
+		if (a->aggfilter != NULL)
+			appendStringInfoChar(&spec, '?');
 	}
-	args = list_make5(makeNullConst(INTERNALOID, -1, InvalidOid), DpInt4Const(groups),
+	args = list_make4(makeNullConst(INTERNALOID, -1, InvalidOid),
 					  makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1, CStringGetTextDatum(spec.data), false, false),
 					  makeFuncExpr(DpLookupFunc("dp_pg", "unit_seed", 0, NULL), INT8OID, NIL, InvalidOid, InvalidOid,
 								   COERCE_EXPLICIT_CALL),
@@ -747,7 +750,8 @@ DpUnitCellsQuery(Query *q1, int32 groups)
 
 		if (!a->aggstar)
 			args = lappend(args, copyObject(linitial_node(TargetEntry, a->args)->expr));
-		args = lappend(args, a->aggfilter ? (Node *) copyObject(a->aggfilter) : makeBoolConst(true, false));
+		if (a->aggfilter != NULL)
+			args = lappend(args, copyObject(a->aggfilter));
 	}
 	cells = DpMakeAggref(cellsfn, INTERNALOID, args, InvalidOid, NULL, false);
 
