@@ -36,11 +36,11 @@ BEGIN
 		RETURN NEXT to_jsonb(r);
 	END LOOP;
 END $$;
--- the plan of q as one text
-CREATE FUNCTION uc_test.plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+-- the plan of q as one text (EXPLAIN options opts)
+CREATE FUNCTION uc_test.plan(q text, opts text DEFAULT 'COSTS OFF, VERBOSE') RETURNS text LANGUAGE plpgsql AS $$
 DECLARE l text; p text := '';
 BEGIN
-	FOR l IN EXECUTE 'EXPLAIN (COSTS OFF, VERBOSE) ' || q LOOP
+	FOR l IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
 		p := p || l || E'\n';
 	END LOOP;
 	RETURN p;
@@ -141,18 +141,10 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
-CREATE FUNCTION uc_test.analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE l text; p text := '';
-BEGIN
-	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		p := p || l || E'\n';
-	END LOOP;
-	RETURN p;
-END $$;
 -- (partial states in workers that were launched; states of different seeds
 -- would be refused when combined)
 SELECT position('Partial HashAggregate' IN p) > 0 AS partial_cells, p ~ 'Workers Launched: [12]' AS workers_ran
-FROM uc_test.analyze($q$SELECT cell, dp_count(*) FROM three GROUP BY cell$q$) p;
+FROM uc_test.plan($q$SELECT cell, dp_count(*) FROM three GROUP BY cell$q$, 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') p;
 SELECT bool_and(CASE j->>'cell' WHEN 'a' THEN true WHEN 'b' THEN (j->>'dp_count')::bigint % 2 = 0
                 ELSE (j->>'dp_count')::bigint % 3 = 0 END) AS whole_cells_parallel,
        sum(CASE j->>'cell' WHEN 'a' THEN (j->>'dp_count')::bigint WHEN 'b' THEN (j->>'dp_count')::bigint / 2
