@@ -900,10 +900,11 @@ DpConstArgPosition(const DpAggKind *kind, int nargs, int argno)
 /*
  * The seed argument of dp_pg.unit_cells (guard/units.c): the call
  * dp_pg.unit_seed() becomes one random constant for the whole execution, so
- * that a parallel plan's workers give each cell the same priority.  Other
- * aggregates that return internal or are partial are left alone.
+ * that a parallel plan's workers give each cell the same priority.  True if
+ * a is a call of dp_pg.unit_cells (its third argument is dp_pg.unit_seed(),
+ * checked by name only after the cheap tests).
  */
-static void
+static bool
 DpBindUnitSeed(Aggref *a, DpBindContext *cxt)
 {
 	TargetEntry *te;
@@ -912,18 +913,18 @@ DpBindUnitSeed(Aggref *a, DpBindContext *cxt)
 	char	   *fname;
 
 	if (list_length(a->args) < 4)
-		return;
+		return false;
 	te = list_nth_node(TargetEntry, a->args, 2);
-	if (!IsA(te->expr, FuncExpr))
-		return;
+	if (!IsA(te->expr, FuncExpr) || ((FuncExpr *) te->expr)->args != NIL)
+		return false;
 	fe = (FuncExpr *) te->expr;
 	fname = get_func_name(fe->funcid);
-	if (fname == NULL || strcmp(fname, "unit_seed") != 0 || fe->args != NIL ||
+	if (fname == NULL || strcmp(fname, "unit_seed") != 0 ||
 		(name = get_namespace_name(get_func_namespace(fe->funcid))) == NULL || strcmp(name, "dp_pg") != 0)
-		return;
+		return false;
 	fname = get_func_name(a->aggfnoid);
 	if (fname == NULL || strcmp(fname, "unit_cells") != 0 || get_func_namespace(a->aggfnoid) != get_func_namespace(fe->funcid))
-		return;
+		return false;
 	cxt->found = true;
 	if (cxt->modify)
 	{
@@ -933,6 +934,7 @@ DpBindUnitSeed(Aggref *a, DpBindContext *cxt)
 									  Int64GetDatum((int64) dp_rng_u64(DpBackendRng())), false, FLOAT8PASSBYVAL);
 		MemoryContextSwitchTo(old);
 	}
+	return true;
 }
 
 /* Walker over a plan's expressions: bind the constant arguments of dp aggregates. */
@@ -949,15 +951,8 @@ DpBindWalker(Node *node, DpBindContext *cxt)
 		int			argno = 0;
 		ListCell   *lc;
 
-		if (DO_AGGSPLIT_COMBINE(a->aggsplit))
-			return false;
-		if (a->aggtype == INTERNALOID || DO_AGGSPLIT_SERIALIZE(a->aggsplit))
-		{
-			/* dp_pg.unit_cells: its seed, one value per execution */
-			DpBindUnitSeed(a, cxt);
-			return false;
-		}
-		if ((kind = DpKindOfAggregate(a->aggfnoid)) == NULL)
+		if (DO_AGGSPLIT_COMBINE(a->aggsplit) || DpBindUnitSeed(a, cxt) ||
+			(kind = DpKindOfAggregate(a->aggfnoid)) == NULL)
 			return false;
 		nargs = DpAggNumArgs(a->args);
 		foreach(lc, a->args)
