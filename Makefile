@@ -23,6 +23,7 @@ OBJS = \
 	src/postprocess.o \
 	src/core/accountant.o \
 	src/ledger.o \
+	src/standby.o \
 	src/budget.o \
 	src/guard/guard.o \
 	src/guard/protected.o \
@@ -46,8 +47,10 @@ REGRESS_OPTS = --load-extension=dp_pg
 ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
+# libpq: a hot standby's ledger worker forwards charges to the primary (src/standby.c)
+SHLIB_LINK_INTERNAL = $(libpq)
 SHLIB_LINK += -lcrypto -lm
-PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/src/core
+PG_CPPFLAGS += -I$(libpq_srcdir) -I$(srcdir)/src -I$(srcdir)/src/core
 PG_CFLAGS += -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
 
 PG_CONFIG ?= pg_config

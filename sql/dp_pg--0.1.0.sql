@@ -174,6 +174,23 @@ COMMENT ON FUNCTION dp_pg.charged_roles() IS 'the budgeted roles the current use
 CREATE FUNCTION dp_pg.ledger_status() RETURNS text
 	AS 'MODULE_PATHNAME', 'dp_ledger_status' LANGUAGE C VOLATILE;
 
+-- A hot standby's ledger worker forwards its charges (and refusals) to the
+-- primary through these; the C code admits only superusers and roles with
+-- the REPLICATION attribute (the user of the standby's primary_conninfo).
+CREATE FUNCTION dp_pg.forward_charges(requested_by oid[], nroles int4[], roles oid[],
+	epsilon float8[], delta float8[], rho float8[], rdp float8[], query text[], detail text[])
+	RETURNS TABLE (ord int4, verdict int4, refused_role oid, refusal int4, spent float8, lim float8,
+		requested float8, sqlstate text, message text, warn_role oid[], warn_what int4[],
+		warn_spent float8[], warn_limit float8[])
+	AS 'MODULE_PATHNAME', 'dp_forward_charges' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.forward_charges(oid[], int4[], oid[], float8[], float8[], float8[], float8[], text[], text[])
+	IS 'a hot standby''s charges, recorded on this server''s ledger (superusers and REPLICATION roles only)';
+CREATE FUNCTION dp_pg.forward_refusals(refused_at timestamptz[], session_user_id oid[], current_user_id oid[],
+	database oid[], sqlstate text[], rule text[], query text[], missed int8) RETURNS void
+	AS 'MODULE_PATHNAME', 'dp_forward_refusals' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.forward_refusals(timestamptz[], oid[], oid[], oid[], text[], text[], text[], int8)
+	IS 'a hot standby''s refused analyst queries, into this server''s log (superusers and REPLICATION roles only)';
+
 CREATE VIEW dp_pg.budgets AS SELECT * FROM dp_pg.budget_rows();
 COMMENT ON VIEW dp_pg.budgets IS 'one row per role with a budget (non-superusers: their own roles only)';
 CREATE VIEW dp_pg.my_budget AS

@@ -159,6 +159,7 @@ typedef struct DpLedgerSlot
 {
 	DpSlotState state;
 	bool		abandoned;		/* the requester gave up; worker frees it */
+	bool		forwarded;		/* a standby's worker sent it to the primary */
 	DpRequestKind kind;
 	Oid			requested_by;	/* session user */
 #ifdef DP_PG_TEST_SWITCHES
@@ -346,11 +347,12 @@ DpLedgerInit(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 #endif
-
+	DpStandbyInit();
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	/* on a hot standby too: there it forwards the charges to the primary */
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = 1;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "dp_pg");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "DpLedgerWorkerMain");
@@ -411,18 +413,13 @@ DpLedgerBumpGeneration(void)
 static void
 DpLedgerNotReady(void)
 {
-	/*
-	 * A hot standby: the ledger worker starts only when recovery ends (the
-	 * ledger is a write), and charges are not forwarded to the primary, so
-	 * no dp query can be charged here: say so.
-	 */
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("dp queries cannot run on a hot standby"),
-				 errdetail("Every dp query is charged on the ledger before it reads a row, and the ledger is written on the primary; "
-						   "dp_pg does not forward charges from a standby yet, so nothing is answered here."),
-				 errhint("Run dp queries on the primary; after this standby is promoted they run here.")));
+				 errmsg("the dp_pg ledger is not available on this hot standby"),
+				 errdetail("On a hot standby the ledger worker forwards every charge to the primary; it has not loaded the replicated budgets yet."),
+				 errhint("Check that dp_pg is in shared_preload_libraries here, that CREATE EXTENSION dp_pg ran in database \"%s\" on the primary, and the server log.",
+						 dp_ledger_database ? dp_ledger_database : "postgres")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("the dp_pg ledger is not available"),
@@ -444,8 +441,7 @@ DpLedgerAwaitReady(void)
 				 errhint("Add dp_pg to shared_preload_libraries in postgresql.conf and restart the server.")));
 	while (!DpLedgerReady())
 	{
-		if (RecoveryInProgress() ||
-			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), dp_charge_timeout_ms))
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), dp_charge_timeout_ms))
 			DpLedgerNotReady();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
 						 PG_WAIT_EXTENSION);
@@ -597,66 +593,85 @@ DpLedgerTakeSlot(void)
 }
 
 /*
- * Submit the request in slot i and wait for its verdict.  The slot must have
- * been filled (its state is FILLING).  On return the slot is FREE again and
- * *out holds a copy of it.
+ * Submit the requests in slots idx[0..n-1] and wait for their verdicts.  The
+ * slots must have been filled (their state is FILLING).  On return they are
+ * FREE again and out[k] holds a copy of slot idx[k].  On an error (timeout,
+ * cancel) every slot without its verdict is abandoned to the worker.
  */
 static void
-DpLedgerSubmit(int i, DpLedgerSlot *out)
+DpLedgerSubmitMany(int n, const int *idx, DpLedgerSlot *out)
 {
-	DpLedgerSlot *slot = &ledger->slots[i];
 	TimestampTz start = GetCurrentTimestamp();
-	volatile bool done = false;
+	volatile int ndone = 0;
 
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-	slot->state = DP_SLOT_PENDING;
+	for (int k = 0; k < n; k++)
+		ledger->slots[idx[k]].state = DP_SLOT_PENDING;
 	if (ledger->worker_latch)
 		SetLatch(ledger->worker_latch);
 	LWLockRelease(ledger->lock);
 
 	PG_TRY();
 	{
-		ConditionVariablePrepareToSleep(&slot->cv);
-		for (;;)
+		/* the verdicts of one batch come together: wait for them in order */
+		while (ndone < n)
 		{
-			long		remain;
+			DpLedgerSlot *slot = &ledger->slots[idx[ndone]];
 
-			LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-			if (slot->state == DP_SLOT_DONE)
+			ConditionVariablePrepareToSleep(&slot->cv);
+			for (;;)
 			{
-				memcpy(out, slot, offsetof(DpLedgerSlot, cv));
-				slot->state = DP_SLOT_FREE;
-				done = true;
+				long		remain;
+
+				LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+				if (slot->state == DP_SLOT_DONE)
+				{
+					memcpy(&out[ndone], slot, offsetof(DpLedgerSlot, cv));
+					slot->state = DP_SLOT_FREE;
+					ndone++;
+					LWLockRelease(ledger->lock);
+					break;
+				}
 				LWLockRelease(ledger->lock);
-				break;
+				remain = dp_charge_timeout_ms - (long) ((GetCurrentTimestamp() - start) / 1000);
+				if (remain <= 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+							 errmsg("timed out waiting for the dp_pg ledger"),
+							 errdetail("The ledger worker did not record the charge within dp_pg.charge_timeout; nothing was released."),
+							 errhint("Check that the \"dp_pg ledger\" worker is running and that the ledger tables are not locked.")));
+				ConditionVariableTimedSleep(&slot->cv, remain, PG_WAIT_EXTENSION);
 			}
-			LWLockRelease(ledger->lock);
-			remain = dp_charge_timeout_ms - (long) ((GetCurrentTimestamp() - start) / 1000);
-			if (remain <= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-						 errmsg("timed out waiting for the dp_pg ledger"),
-						 errdetail("The ledger worker did not record the charge within dp_pg.charge_timeout; nothing was released."),
-						 errhint("Check that the \"dp_pg ledger\" worker is running and that the ledger tables are not locked.")));
-			ConditionVariableTimedSleep(&slot->cv, remain, PG_WAIT_EXTENSION);
+			ConditionVariableCancelSleep();
 		}
-		ConditionVariableCancelSleep();
 	}
 	PG_FINALLY();
 	{
-		if (!done)
+		if (ndone < n)
 		{
 			ConditionVariableCancelSleep();
 			LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-			if (slot->state == DP_SLOT_DONE)
-				slot->state = DP_SLOT_FREE;
-			else
-				slot->abandoned = true;
+			for (int k = ndone; k < n; k++)
+			{
+				DpLedgerSlot *slot = &ledger->slots[idx[k]];
+
+				if (slot->state == DP_SLOT_DONE)
+					slot->state = DP_SLOT_FREE;
+				else
+					slot->abandoned = true;
+			}
 			LWLockRelease(ledger->lock);
 		}
 		ConditionVariableBroadcast(&ledger->slot_freed);
 	}
 	PG_END_TRY();
+}
+
+/* DpLedgerSubmitMany of one slot. */
+static void
+DpLedgerSubmit(int i, DpLedgerSlot *out)
+{
+	DpLedgerSubmitMany(1, &i, out);
 }
 
 /* The value of a limit for messages. */
@@ -702,28 +717,19 @@ DpLedgerCheckCost(const DpCost *cost)
 				 errhint("Use fewer dp aggregate calls in one query, or mechanisms with a smaller delta.")));
 }
 
-/* Charge cost to roles, durably and outside the caller's transaction. */
-void
-DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
-			   const char *query, const char *detail)
+/* Fill a slot that is ours (FILLING) with a charge request. */
+static void
+DpFillCharge(DpLedgerSlot *slot, Oid requested_by, const Oid *roles, int nroles,
+			 const DpCost *cost, const char *query, const char *detail)
 {
-	int			i;
-	DpLedgerSlot *slot;
-	DpLedgerSlot result;
 	int			qlen;
 
-	Assert(nroles > 0 && nroles <= DP_MAX_CHARGE_ROLES);
-	/* a cost the ledger could not record must never enter a batch */
-	DpLedgerCheckCost(cost);
-	DpDebugPause("before_charge");
-	i = DpLedgerTakeSlot();
-	slot = &ledger->slots[i];
-	/* the slot is ours (FILLING: the worker ignores it): fill it without the lock */
 	slot->kind = DP_REQ_CHARGE;
-	slot->requested_by = GetSessionUserId();
+	slot->requested_by = requested_by;
 #ifdef DP_PG_TEST_SWITCHES
 	slot->debug_poison = dp_debug_poison_charge;
 #endif
+	slot->forwarded = false;
 	slot->nroles = nroles;
 	memcpy(slot->roles, roles, sizeof(Oid) * nroles);
 	slot->cost = *cost;
@@ -735,7 +741,126 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 		strcpy(slot->detail, detail);
 	else
 		strcpy(slot->detail, "{\"truncated\": true}");
+}
 
+/* A slot's verdict as a DpChargeVerdict. */
+static void
+DpSlotToVerdict(const DpLedgerSlot *slot, DpChargeVerdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->verdict = slot->verdict;
+	v->refused_role = slot->refused_role;
+	v->refusal = slot->refusal;
+	v->spent = slot->spent;
+	v->limit = slot->limit;
+	v->requested = slot->requested;
+	v->sqlerrcode = slot->sqlerrcode;
+	strlcpy(v->errmsg, slot->errmsg, sizeof(v->errmsg));
+	v->nwarn = Min(slot->nwarn, DP_FORWARD_WARNINGS);
+	for (int w = 0; w < v->nwarn; w++)
+	{
+		v->warn_role[w] = slot->warn[w].role;
+		v->warn_what[w] = slot->warn[w].what;
+		v->warn_spent[w] = slot->warn[w].spent;
+		v->warn_limit[w] = slot->warn[w].limit;
+	}
+}
+
+/* A forwarded verdict into the slot it answers (standby worker). */
+static void
+DpVerdictToSlot(const DpChargeVerdict *v, DpLedgerSlot *slot)
+{
+	slot->verdict = v->verdict;
+	slot->refused_role = v->refused_role;
+	slot->refusal = v->refusal;
+	slot->spent = v->spent;
+	slot->limit = v->limit;
+	slot->requested = v->requested;
+	slot->sqlerrcode = v->sqlerrcode;
+	strlcpy(slot->errmsg, v->errmsg, sizeof(slot->errmsg));
+	slot->nwarn = Min(v->nwarn, DP_MAX_WARNINGS);
+	for (int w = 0; w < slot->nwarn; w++)
+	{
+		slot->warn[w].role = v->warn_role[w];
+		slot->warn[w].what = v->warn_what[w];
+		slot->warn[w].spent = v->warn_spent[w];
+		slot->warn[w].limit = v->warn_limit[w];
+	}
+}
+
+/* Charge a batch of requests and wait for every verdict (see ledger.h). */
+void
+DpLedgerChargeMany(int n, const DpChargeRequest *reqs, DpChargeVerdict *out)
+{
+	int			idx[DP_FORWARD_MAX];
+	int			of[DP_FORWARD_MAX];
+	volatile int taken = 0;
+	DpLedgerSlot *results;
+	char		why[200];
+
+	Assert(n > 0 && n <= DP_FORWARD_MAX);
+	DpLedgerAwaitReady();
+	PG_TRY();
+	{
+		for (int r = 0; r < n; r++)
+		{
+			DpLedgerSlot *slot;
+
+			memset(&out[r], 0, sizeof(DpChargeVerdict));
+			if (reqs[r].nroles < 1 || reqs[r].nroles > DP_MAX_CHARGE_ROLES ||
+				!dp_cost_valid_charge(&reqs[r].cost, why, sizeof(why)))
+			{
+				out[r].verdict = DP_VERDICT_ERROR;
+				out[r].sqlerrcode = ERRCODE_INVALID_PARAMETER_VALUE;
+				snprintf(out[r].errmsg, sizeof(out[r].errmsg), "the forwarded charge is not valid: %s",
+						 reqs[r].nroles < 1 || reqs[r].nroles > DP_MAX_CHARGE_ROLES ? "bad number of roles" : why);
+				continue;
+			}
+			idx[taken] = DpLedgerTakeSlot();
+			of[taken] = r;
+			taken++;
+			slot = &ledger->slots[idx[taken - 1]];
+			DpFillCharge(slot, reqs[r].requested_by, reqs[r].roles, reqs[r].nroles,
+						 &reqs[r].cost, reqs[r].query, reqs[r].detail);
+		}
+	}
+	PG_CATCH();
+	{
+		/* slots taken but never submitted go back */
+		LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+		for (int k = 0; k < taken; k++)
+			ledger->slots[idx[k]].state = DP_SLOT_FREE;
+		LWLockRelease(ledger->lock);
+		ConditionVariableBroadcast(&ledger->slot_freed);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (taken == 0)
+		return;
+	results = palloc(sizeof(DpLedgerSlot) * taken);
+	DpLedgerSubmitMany(taken, idx, results);
+	for (int k = 0; k < taken; k++)
+		DpSlotToVerdict(&results[k], &out[of[k]]);
+	pfree(results);
+}
+
+/* Charge cost to roles, durably and outside the caller's transaction. */
+void
+DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
+			   const char *query, const char *detail)
+{
+	int			i;
+	DpLedgerSlot *slot;
+	DpLedgerSlot result;
+
+	Assert(nroles > 0 && nroles <= DP_MAX_CHARGE_ROLES);
+	/* a cost the ledger could not record must never enter a batch */
+	DpLedgerCheckCost(cost);
+	DpDebugPause("before_charge");
+	i = DpLedgerTakeSlot();
+	slot = &ledger->slots[i];
+	/* the slot is ours (FILLING: the worker ignores it): fill it without the lock */
+	DpFillCharge(slot, GetSessionUserId(), roles, nroles, cost, query, detail);
 	DpLedgerSubmit(i, &result);
 
 	if (result.verdict == DP_VERDICT_REFUSED)
@@ -1058,10 +1183,35 @@ DpLedgerReadRows(FunctionCallInfo fcinfo, DpReadWhat what, bool all, const Oid *
 void
 DpLedgerNoteRefusal(const char *rule, int sqlerrcode)
 {
-	DpRefusalRecord *rec;
 	Oid			user = GetSessionUserId();
 
 	if (ledger == NULL || !OidIsValid(user) || superuser_arg(user))
+		return;
+	DpLedgerNoteRefusalFrom(GetCurrentTimestamp(), user, GetUserId(), MyDatabaseId,
+							sqlerrcode, rule, debug_query_string);
+}
+
+/* Count refusals that were not queued (see ledger.h). */
+void
+DpLedgerNoteRefusalsMissed(int64 n)
+{
+	if (ledger == NULL)
+		return;
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	ledger->refusals_missed += n;
+	if (ledger->worker_latch)
+		SetLatch(ledger->worker_latch);
+	LWLockRelease(ledger->lock);
+}
+
+/* Queue a refusal for the log (see ledger.h); never waits, never fails. */
+void
+DpLedgerNoteRefusalFrom(TimestampTz at, Oid session_user, Oid current_user, Oid database,
+						int sqlerrcode, const char *rule, const char *query)
+{
+	DpRefusalRecord *rec;
+
+	if (ledger == NULL)
 		return;
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 	if (ledger->refusal_count >= DP_REFUSAL_RING)
@@ -1072,10 +1222,10 @@ DpLedgerNoteRefusal(const char *rule, int sqlerrcode)
 	}
 	rec = &ledger->refusals[(ledger->refusal_head + ledger->refusal_count) % DP_REFUSAL_RING];
 	ledger->refusal_count++;
-	rec->at = GetCurrentTimestamp();
-	rec->session_user = user;
-	rec->current_user = GetUserId();
-	rec->database = MyDatabaseId;
+	rec->at = at;
+	rec->session_user = session_user;
+	rec->current_user = current_user;
+	rec->database = database;
 	rec->sqlerrcode = sqlerrcode;
 	rec->rule[0] = '\0';
 	if (rule)
@@ -1086,12 +1236,11 @@ DpLedgerNoteRefusal(const char *rule, int sqlerrcode)
 		rec->rule[rlen] = '\0';
 	}
 	rec->query[0] = '\0';
-	if (debug_query_string)
+	if (query)
 	{
-		int			qlen = pg_mbcliplen(debug_query_string, strlen(debug_query_string),
-										DP_REFUSAL_QUERY_LEN - 1);
+		int			qlen = pg_mbcliplen(query, strlen(query), DP_REFUSAL_QUERY_LEN - 1);
 
-		memcpy(rec->query, debug_query_string, qlen);
+		memcpy(rec->query, query, qlen);
 		rec->query[qlen] = '\0';
 	}
 	if (ledger->worker_latch)
@@ -1212,26 +1361,73 @@ DpSpiDouble(HeapTuple tup, TupleDesc desc, int col, double dflt)
 	return isnull ? dflt : DatumGetFloat8(d);
 }
 
-/* Load limits and spent totals from the tables into shared memory. */
+/* The cost of a ledger row whose epsilon, delta, rho, rdp are columns col.. col+3. */
 static void
-DpWorkerLoad(void)
+DpRowCost(HeapTuple tup, TupleDesc desc, int col, DpCost *c)
+{
+	bool		isnull;
+	Datum		arr;
+
+	c->epsilon = DpSpiDouble(tup, desc, col, INFINITY);
+	c->delta = DpSpiDouble(tup, desc, col + 1, 0.0);
+	c->rho = DpSpiDouble(tup, desc, col + 2, INFINITY);
+	for (int i = 0; i < DP_RDP_NALPHAS; i++)
+		c->rdp[i] = INFINITY;
+	arr = SPI_getbinval(tup, desc, col + 3, &isnull);
+	if (!isnull)
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		int			nelems;
+
+		deconstruct_array(DatumGetArrayTypeP(arr), FLOAT8OID, 8, FLOAT8PASSBYVAL,
+						  TYPALIGN_DOUBLE, &elems, &nulls, &nelems);
+		for (int i = 0; i < DP_RDP_NALPHAS && i < nelems; i++)
+			if (!nulls[i])
+				c->rdp[i] = DatumGetFloat8(elems[i]);
+	}
+}
+
+/*
+ * Load limits and spent totals from the tables into the table into: the
+ * shared one (at the worker's start, while it is not ready) or a local one
+ * (a standby's refresh, installed at once afterwards).  Charges are replayed
+ * up to ledger row *upto; with *upto = 0 up to the last row, whose id is
+ * stored there.
+ */
+static void
+DpWorkerLoad(HTAB *into, int64 *upto)
 {
 	HASH_SEQ_STATUS seq;
 	DpBudgetEntry *e;
 	uint64		n;
+	bool		shared = into == budgets;
+	HASHACTION	enter = shared ? HASH_ENTER_NULL : HASH_ENTER;
 
-	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-	hash_seq_init(&seq, budgets);
+	if (*upto == 0)
+	{
+		bool		isnull;
+
+		if (SPI_execute("SELECT coalesce(max(id), 0) FROM dp_pg.ledger_entries", true, 0) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "could not read dp_pg.ledger_entries");
+		*upto = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	if (shared)
+		LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, into);
 	while ((e = hash_seq_search(&seq)) != NULL)
-		hash_search(budgets, &e->role, HASH_REMOVE, NULL);
-	LWLockRelease(ledger->lock);
+		hash_search(into, &e->role, HASH_REMOVE, NULL);
+	if (shared)
+		LWLockRelease(ledger->lock);
 
 	if (SPI_execute("SELECT role, epsilon_limit, delta_limit, rho_limit, max_epsilon_per_query, "
 					"max_delta_per_query, max_rho_per_query FROM dp_pg.budget_limits",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dp_pg.budget_limits");
 	n = SPI_processed;
-	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	if (shared)
+		LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 	for (uint64 r = 0; r < n; r++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
@@ -1240,7 +1436,7 @@ DpWorkerLoad(void)
 		Oid			role = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
 		bool		found;
 
-		e = hash_search(budgets, &role, HASH_ENTER_NULL, &found);
+		e = hash_search(into, &role, enter, &found);
 		if (e == NULL)
 			elog(ERROR, "too many dp_pg budgets (at most %d)", DP_MAX_BUDGETS);
 		e->limits.epsilon = DpSpiDouble(tup, desc, 2, NAN);
@@ -1253,7 +1449,8 @@ DpWorkerLoad(void)
 		dp_cost_zero(&e->spent);
 		e->charges = 0;
 	}
-	LWLockRelease(ledger->lock);
+	if (shared)
+		LWLockRelease(ledger->lock);
 
 	/*
 	 * Replay the charges since each role's last reset in ledger order with
@@ -1264,22 +1461,25 @@ DpWorkerLoad(void)
 	{
 		Portal		portal;
 		SPIPlanPtr	plan;
+		Oid			types[1] = {INT8OID};
+		Datum		values[1] = {Int64GetDatum(*upto)};
 
 		plan = SPI_prepare("WITH last AS (SELECT role, max(id) AS rid FROM dp_pg.ledger_entries "
-						   "WHERE kind = 'reset' GROUP BY role) "
+						   "WHERE kind = 'reset' AND id <= $1 GROUP BY role) "
 						   "SELECT e.role, e.epsilon, e.delta, e.rho, e.rdp FROM dp_pg.ledger_entries e "
 						   "LEFT JOIN last l USING (role) "
-						   "WHERE e.kind = 'charge' AND e.id > coalesce(l.rid, 0) ORDER BY e.id",
-						   0, NULL);
+						   "WHERE e.kind = 'charge' AND e.id > coalesce(l.rid, 0) AND e.id <= $1 ORDER BY e.id",
+						   1, types);
 		if (plan == NULL)
 			elog(ERROR, "could not prepare the ledger replay");
-		portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+		portal = SPI_cursor_open(NULL, plan, values, NULL, true);
 		for (;;)
 		{
 			SPI_cursor_fetch(portal, true, 10000);
 			if (SPI_processed == 0)
 				break;
-			LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+			if (shared)
+				LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 			for (uint64 r = 0; r < SPI_processed; r++)
 			{
 				HeapTuple	tup = SPI_tuptable->vals[r];
@@ -1287,33 +1487,16 @@ DpWorkerLoad(void)
 				bool		isnull;
 				Oid			role = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
 				DpCost		c;
-				Datum		arr;
 
-				e = hash_search(budgets, &role, HASH_FIND, NULL);
+				e = hash_search(into, &role, HASH_FIND, NULL);
 				if (e == NULL)
 					continue;	/* charges of a role whose budget was removed */
-				c.epsilon = DpSpiDouble(tup, desc, 2, INFINITY);
-				c.delta = DpSpiDouble(tup, desc, 3, 0.0);
-				c.rho = DpSpiDouble(tup, desc, 4, INFINITY);
-				for (int i = 0; i < DP_RDP_NALPHAS; i++)
-					c.rdp[i] = INFINITY;
-				arr = SPI_getbinval(tup, desc, 5, &isnull);
-				if (!isnull)
-				{
-					Datum	   *elems;
-					bool	   *nulls;
-					int			nelems;
-
-					deconstruct_array(DatumGetArrayTypeP(arr), FLOAT8OID, 8, FLOAT8PASSBYVAL,
-									  TYPALIGN_DOUBLE, &elems, &nulls, &nelems);
-					for (int i = 0; i < DP_RDP_NALPHAS && i < nelems; i++)
-						if (!nulls[i])
-							c.rdp[i] = DatumGetFloat8(elems[i]);
-				}
+				DpRowCost(tup, desc, 2, &c);
 				dp_cost_add(&e->spent, &c);
 				e->charges++;
 			}
-			LWLockRelease(ledger->lock);
+			if (shared)
+				LWLockRelease(ledger->lock);
 			SPI_freetuptable(SPI_tuptable);
 		}
 		SPI_cursor_close(portal);
@@ -1959,6 +2142,387 @@ DpWorkerDrainRefusals(void)
 	PG_END_TRY();
 }
 
+/* ------------------------------------------------------------------------
+ * The ledger worker on a hot standby
+ * ------------------------------------------------------------------------
+ * A standby cannot write its ledger tables (they are the primary's,
+ * replicated), so its worker forwards every charge to the primary
+ * (standby.c: a libpq connection, by default through primary_conninfo),
+ * where dp_pg.forward_charges() hands the batch to the primary's worker:
+ * the charge is committed there, synchronously, before the verdict comes
+ * back, so a standby releases nothing that the primary's ledger does not
+ * hold, and every budget is one budget across all servers.  A slot is marked
+ * forwarded before it is sent: if this worker stops before the verdict
+ * arrives, its successor fails the slot instead of sending it again (the
+ * primary may have recorded it; a retry could charge it twice).  If the
+ * primary cannot be reached, or does not answer within the charge timeout,
+ * the charges fail (nothing is released; a charge the primary recorded stays
+ * charged, the safe direction).
+ *
+ * What the guard and the views need locally -- the budgeted roles, their
+ * limits and totals -- is read from the replicated tables: at start, and
+ * then every DP_STANDBY_REFRESH_MS the ledger rows written since (a change
+ * of limits reloads everything and bumps the budget generation).  Reads of
+ * the ledger tables are served here; changes of budgets are refused (they
+ * are made on the primary).  Refusals noted here are forwarded to the
+ * primary's log.  After a promotion the worker exits and is restarted as
+ * the ledger's writer.
+ */
+#define DP_STANDBY_REFRESH_MS 500
+
+/* Forward the charges of slots charges[0..n-1] and fill in their verdicts. */
+static void
+DpStandbyForward(const int *charges, int n)
+{
+	for (int c = 0; c < n; c += DP_FORWARD_MAX)
+	{
+		int			m = Min(DP_FORWARD_MAX, n - c);
+		DpChargeRequest reqs[DP_FORWARD_MAX];
+		DpChargeVerdict out[DP_FORWARD_MAX];
+		int			code = ERRCODE_CONNECTION_FAILURE;
+		char		err[256];
+		bool		ok;
+
+		for (int k = 0; k < m; k++)
+		{
+			DpLedgerSlot *slot = &ledger->slots[charges[c + k]];
+
+			reqs[k].requested_by = slot->requested_by;
+			reqs[k].nroles = slot->nroles;
+			memcpy(reqs[k].roles, slot->roles, sizeof(Oid) * slot->nroles);
+			reqs[k].cost = slot->cost;
+			reqs[k].query = slot->query;
+			reqs[k].detail = slot->detail;
+		}
+		DpDebugPause("standby_before_forward");
+		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: forwarding charges to the primary");
+		ok = DpForwardCharges(m, reqs, out, &code, err, sizeof(err));
+		pgstat_report_activity(STATE_IDLE, NULL);
+		for (int k = 0; k < m; k++)
+		{
+			DpLedgerSlot *slot = &ledger->slots[charges[c + k]];
+
+			if (ok)
+				DpVerdictToSlot(&out[k], slot);
+			else
+				DpWorkerFail(slot, code, err);
+		}
+		if (!ok)
+			ereport(LOG, (errmsg("dp_pg ledger: %d charges could not be forwarded to the primary: %s", m, err)));
+	}
+}
+
+/* Serve the read requests of a batch (read-only transaction). */
+static void
+DpStandbyReads(const int *reads, int n)
+{
+	DpWorkBatch wb = {NULL, false};
+	MemoryContext old = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		SPI_connect();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		for (int k = 0; k < n; k++)
+			DpWorkerRequest(&ledger->slots[reads[k]], &wb, n);
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(old);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		for (int k = 0; k < n; k++)
+			DpWorkerFail(&ledger->slots[reads[k]], ERRCODE_INTERNAL_ERROR,
+						 edata->message ? edata->message : "unknown error");
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+}
+
+/* Handle every pending request (standby); returns true if any. */
+static bool
+DpStandbyBatch(void)
+{
+	int			charges[DP_LEDGER_SLOTS];
+	int			reads[DP_LEDGER_SLOTS];
+	int			batch[DP_LEDGER_SLOTS];
+	int			ncharges = 0,
+				nreads = 0,
+				nbatch = 0;
+
+	if (!DpWorkerAnyPending())
+		return false;
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < DP_LEDGER_SLOTS; i++)
+	{
+		DpLedgerSlot *slot = &ledger->slots[i];
+
+		if (slot->state != DP_SLOT_PENDING)
+			continue;
+		slot->state = DP_SLOT_WORKING;
+		batch[nbatch++] = i;
+		if (slot->kind == DP_REQ_CHARGE)
+		{
+			slot->forwarded = true;
+			charges[ncharges++] = i;
+		}
+		else if (slot->kind == DP_REQ_READ)
+			reads[nreads++] = i;
+		else
+			DpWorkerFail(slot, ERRCODE_READ_ONLY_SQL_TRANSACTION,
+						 "this server is a hot standby: budgets are changed on the primary");
+	}
+	LWLockRelease(ledger->lock);
+	if (nbatch == 0)
+		return false;
+
+	for (int k = 0; k < ncharges; k++)
+	{
+		DpLedgerSlot *slot = &ledger->slots[charges[k]];
+
+		slot->verdict = 0;
+		slot->nwarn = 0;
+	}
+	if (ncharges > 0)
+		DpStandbyForward(charges, ncharges);
+	if (nreads > 0)
+		DpStandbyReads(reads, nreads);
+	DpDebugPause("standby_after_forward");
+
+	/* hand out the verdicts */
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	for (int b = 0; b < nbatch; b++)
+	{
+		DpLedgerSlot *slot = &ledger->slots[batch[b]];
+
+		slot->state = slot->abandoned ? DP_SLOT_FREE : DP_SLOT_DONE;
+	}
+	LWLockRelease(ledger->lock);
+	for (int b = 0; b < nbatch; b++)
+		ConditionVariableBroadcast(&ledger->slots[batch[b]].cv);
+	ConditionVariableBroadcast(&ledger->slot_freed);
+	return true;
+}
+
+/*
+ * Bring the standby's copy of the budgets up to the replicated tables:
+ * apply the ledger rows after *upto; a change of limits reloads everything.
+ * A failure (a recovery conflict, say) is logged and retried next time.
+ */
+static void
+DpStandbyRefresh(int64 *upto)
+{
+	MemoryContext old = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		Oid			types[1] = {INT8OID};
+		Datum		values[1] = {Int64GetDatum(*upto)};
+		bool		full = false;
+		uint64		n;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		SPI_connect();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		if (SPI_execute_with_args("SELECT id, role, kind, epsilon, delta, rho, rdp FROM dp_pg.ledger_entries "
+								  "WHERE id > $1 ORDER BY id LIMIT 100000",
+								  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read dp_pg.ledger_entries");
+		n = SPI_processed;
+		for (uint64 r = 0; r < n && !full; r++)
+		{
+			char	   *kind = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3);
+
+			full = kind == NULL || (strcmp(kind, "charge") != 0 && strcmp(kind, "reset") != 0);
+		}
+		if (full)
+		{
+			HASHCTL		info;
+			HTAB	   *local;
+			HASH_SEQ_STATUS seq;
+			DpBudgetEntry *e;
+			int64		newupto = 0;
+
+			info.keysize = sizeof(Oid);
+			info.entrysize = sizeof(DpBudgetEntry);
+			info.hcxt = CurrentMemoryContext;
+			local = hash_create("dp_pg standby budgets", 64, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+			SPI_freetuptable(SPI_tuptable);
+			DpWorkerLoad(local, &newupto);
+			/* install at once: a reader never sees a partial set of budgets */
+			LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+			hash_seq_init(&seq, budgets);
+			while ((e = hash_seq_search(&seq)) != NULL)
+				hash_search(budgets, &e->role, HASH_REMOVE, NULL);
+			hash_seq_init(&seq, local);
+			while ((e = hash_seq_search(&seq)) != NULL)
+			{
+				DpBudgetEntry *s = hash_search(budgets, &e->role, HASH_ENTER_NULL, NULL);
+
+				if (s == NULL)
+				{
+					LWLockRelease(ledger->lock);
+					elog(FATAL, "too many dp_pg budgets (at most %d)", DP_MAX_BUDGETS);
+				}
+				*s = *e;
+			}
+			DpLedgerBumpGeneration();
+			LWLockRelease(ledger->lock);
+			*upto = newupto;
+		}
+		else if (n > 0)
+		{
+			LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+			for (uint64 r = 0; r < n; r++)
+			{
+				HeapTuple	tup = SPI_tuptable->vals[r];
+				TupleDesc	desc = SPI_tuptable->tupdesc;
+				bool		isnull;
+				Oid			role = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+				char	   *kind = SPI_getvalue(tup, desc, 3);
+				DpBudgetEntry *e = hash_search(budgets, &role, HASH_FIND, NULL);
+
+				*upto = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+				if (e == NULL)
+					continue;
+				if (strcmp(kind, "reset") == 0)
+				{
+					dp_cost_zero(&e->spent);
+					e->charges = 0;
+				}
+				else
+				{
+					DpCost		c;
+
+					DpRowCost(tup, desc, 4, &c);
+					dp_cost_add(&e->spent, &c);
+					e->charges++;
+				}
+			}
+			LWLockRelease(ledger->lock);
+		}
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(old);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG, (errmsg("dp_pg ledger: could not refresh the replicated budgets: %s", edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+}
+
+/* Forward the queued refusals to the primary's log (lost, and logged, if it cannot be reached). */
+static void
+DpStandbyForwardRefusals(void)
+{
+	DpRefusalRecord recs[DP_REFUSAL_RING];
+	TimestampTz at[DP_REFUSAL_RING];
+	Oid			su[DP_REFUSAL_RING],
+				cu[DP_REFUSAL_RING],
+				db[DP_REFUSAL_RING];
+	int			code[DP_REFUSAL_RING];
+	const char *rule[DP_REFUSAL_RING];
+	const char *query[DP_REFUSAL_RING];
+	char		err[256];
+	int			n;
+	int64		missed;
+
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	n = ledger->refusal_count;
+	for (int i = 0; i < n; i++)
+		recs[i] = ledger->refusals[(ledger->refusal_head + i) % DP_REFUSAL_RING];
+	missed = ledger->refusals_missed;
+	ledger->refusal_head = (ledger->refusal_head + n) % DP_REFUSAL_RING;
+	ledger->refusal_count = 0;
+	ledger->refusals_missed = 0;
+	LWLockRelease(ledger->lock);
+	if (n == 0 && missed == 0)
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		at[i] = recs[i].at;
+		su[i] = recs[i].session_user;
+		cu[i] = recs[i].current_user;
+		db[i] = recs[i].database;
+		code[i] = recs[i].sqlerrcode;
+		rule[i] = recs[i].rule;
+		query[i] = recs[i].query;
+	}
+	if (!DpForwardRefusals(n, at, su, cu, db, code, rule, query, missed, err, sizeof(err)))
+		ereport(LOG, (errmsg("dp_pg ledger: %d refusals could not be forwarded to the primary's log: %s",
+							 n, err)));
+}
+
+/* Take a new configuration (SIGHUP) now: also between batches under load. */
+static void
+DpWorkerReloadConfig(void)
+{
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+}
+
+/* The standby worker's loop; exits (to be restarted as the writer) after a promotion. */
+static void
+DpStandbyLoop(int64 upto)
+{
+	TimestampTz last_refresh = GetCurrentTimestamp();
+
+	for (;;)
+	{
+		bool		busy;
+
+		if (!RecoveryInProgress())
+		{
+			ereport(LOG, (errmsg("dp_pg ledger: this server was promoted; the ledger worker restarts as the ledger's writer")));
+			DpForwardDisconnect();
+			proc_exit(1);
+		}
+		do
+		{
+			busy = DpStandbyBatch();
+			DpStandbyForwardRefusals();
+			CHECK_FOR_INTERRUPTS();
+			DpWorkerReloadConfig();
+		} while (busy);
+		if (TimestampDifferenceExceeds(last_refresh, GetCurrentTimestamp(), DP_STANDBY_REFRESH_MS))
+		{
+			DpStandbyRefresh(&upto);
+			last_refresh = GetCurrentTimestamp();
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, DP_STANDBY_REFRESH_MS / 2,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+}
+
 /* True (in a transaction) if the dp_pg extension exists in this database. */
 static bool
 DpWorkerExtensionExists(void)
@@ -1992,6 +2556,9 @@ DpWorkerExit(int code, Datum arg)
 void
 DpLedgerWorkerMain(Datum arg)
 {
+	bool		standby;
+	int64		upto = 0;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -2010,11 +2577,29 @@ DpLedgerWorkerMain(Datum arg)
 	if (ledger->ready)
 		DpLedgerBumpGeneration();
 	ledger->ready = false;
-	/* slots a previous worker had taken get no verdict from it: retry them */
+	/*
+	 * Slots a previous worker had taken got no verdict from it: retry them,
+	 * except charges a standby's worker had forwarded to the primary, which
+	 * may be recorded there (a retry could charge them twice): they fail.
+	 */
 	for (int i = 0; i < DP_LEDGER_SLOTS; i++)
-		if (ledger->slots[i].state == DP_SLOT_WORKING)
-			ledger->slots[i].state = DP_SLOT_PENDING;
+	{
+		DpLedgerSlot *slot = &ledger->slots[i];
+
+		if (slot->state != DP_SLOT_WORKING)
+			continue;
+		if (!slot->forwarded)
+		{
+			slot->state = DP_SLOT_PENDING;
+			continue;
+		}
+		DpWorkerFail(slot, ERRCODE_CONNECTION_FAILURE,
+					 "the ledger worker stopped while the charge was forwarded to the primary, which may have recorded it");
+		slot->state = slot->abandoned ? DP_SLOT_FREE : DP_SLOT_DONE;
+		ConditionVariableBroadcast(&slot->cv);
+	}
 	LWLockRelease(ledger->lock);
+	ConditionVariableBroadcast(&ledger->slot_freed);
 
 	/* wait for CREATE EXTENSION dp_pg in the ledger database */
 	while (!DpWorkerExtensionExists())
@@ -2029,11 +2614,13 @@ DpLedgerWorkerMain(Datum arg)
 		}
 	}
 
+	/* a hot standby's worker forwards charges; after a promotion it restarts */
+	standby = RecoveryInProgress();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	DpWorkerLoad();
+	DpWorkerLoad(budgets, &upto);
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -2042,8 +2629,14 @@ DpLedgerWorkerMain(Datum arg)
 	ledger->ready = true;
 	DpLedgerBumpGeneration();
 	LWLockRelease(ledger->lock);
-	ereport(LOG, (errmsg("dp_pg ledger ready in database \"%s\"", dp_ledger_database)));
+	if (standby)
+		ereport(LOG, (errmsg("dp_pg ledger ready in database \"%s\" on a hot standby: charges are forwarded to the primary",
+							 dp_ledger_database)));
+	else
+		ereport(LOG, (errmsg("dp_pg ledger ready in database \"%s\"", dp_ledger_database)));
 
+	if (standby)
+		DpStandbyLoop(upto);
 	for (;;)
 	{
 		bool		busy;
@@ -2053,6 +2646,7 @@ DpLedgerWorkerMain(Datum arg)
 			busy = DpWorkerBatch();
 			DpWorkerDrainRefusals();
 			CHECK_FOR_INTERRUPTS();
+			DpWorkerReloadConfig();
 		} while (busy);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "accountant.h"
+#include "datatype/timestamp.h"
 
 #define DP_MAX_CHARGE_ROLES 16
 
@@ -113,6 +114,71 @@ extern void DpLedgerReadRows(FunctionCallInfo fcinfo, DpReadWhat what, bool all,
  * never fails: if the queue is full the refusal is only counted.
  */
 extern void DpLedgerNoteRefusal(const char *rule, int sqlerrcode);
+
+/*
+ * Charges forwarded from a hot standby (standby.c)
+ * ------------------------------------------------
+ * A standby's ledger worker sends the charges of its backends to the
+ * primary, where dp_pg.forward_charges() hands them to the primary's ledger
+ * worker as one batch; the verdicts travel back.
+ */
+#define DP_FORWARD_MAX 16		/* charges per forwarded batch */
+#define DP_FORWARD_WARNINGS 4	/* 90%-of-a-limit warnings per charge */
+
+typedef struct DpChargeRequest
+{
+	Oid			requested_by;	/* session user of the query */
+	int			nroles;
+	Oid			roles[DP_MAX_CHARGE_ROLES];
+	DpCost		cost;
+	const char *query;
+	const char *detail;
+} DpChargeRequest;
+
+typedef struct DpChargeVerdict
+{
+	int			verdict;		/* 1 admitted, 2 refused, 3 error */
+	Oid			refused_role;
+	int			refusal;		/* a DpRefusal */
+	double		spent;
+	double		limit;
+	double		requested;
+	int			sqlerrcode;		/* verdict 3 */
+	char		errmsg[256];
+	int			nwarn;
+	Oid			warn_role[DP_FORWARD_WARNINGS];
+	int			warn_what[DP_FORWARD_WARNINGS];
+	double		warn_spent[DP_FORWARD_WARNINGS];
+	double		warn_limit[DP_FORWARD_WARNINGS];
+} DpChargeVerdict;
+
+/*
+ * Charge n (at most DP_FORWARD_MAX) requests through this server's ledger
+ * worker as one batch and wait for every verdict (the primary's side of a
+ * forwarded batch).  An invalid request gets an error verdict; the others
+ * are charged as DpLedgerCharge would, without raising their refusals.
+ */
+extern void DpLedgerChargeMany(int n, const DpChargeRequest *reqs, DpChargeVerdict *out);
+
+/* A refusal noted on a standby, queued here for the refusal log. */
+extern void DpLedgerNoteRefusalFrom(TimestampTz at, Oid session_user, Oid current_user,
+									Oid database, int sqlerrcode, const char *rule,
+									const char *query);
+
+/* Count refusals that were not queued (a standby's full queue). */
+extern void DpLedgerNoteRefusalsMissed(int64 n);
+
+/* standby.c: the standby worker's link to its primary. */
+extern char *dp_primary_conninfo;
+extern void DpStandbyInit(void);
+extern bool DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
+							 int *sqlerrcode, char *err, size_t errlen);
+extern bool DpForwardRefusals(int n, const TimestampTz *at, const Oid *session_user,
+							  const Oid *current_user, const Oid *database,
+							  const int *sqlerrcode, const char *const *rule,
+							  const char *const *query, int64 missed,
+							  char *err, size_t errlen);
+extern void DpForwardDisconnect(void);
 
 /* Worker entry point. */
 extern PGDLLEXPORT void DpLedgerWorkerMain(Datum arg);
