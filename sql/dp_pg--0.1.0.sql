@@ -605,6 +605,66 @@ COMMENT ON FUNCTION dp_pg.set_public_keys(regclass, name, anyarray) IS
 REVOKE EXECUTE ON FUNCTION dp_pg.protect(regclass, name, int, int), dp_pg.unprotect(regclass),
 	dp_pg.set_public_keys(regclass, name, anyarray) FROM PUBLIC;
 
+-- Value domains (src/guard/translate.c): the bounds an analyst's plain
+-- sum(col) / avg(col) on a protected table is computed with, besides the
+-- column's CHECK constraints (the intersection of both is used).
+CREATE TABLE dp_pg.column_domains (
+	relid oid NOT NULL REFERENCES dp_pg.protected_tables ON DELETE CASCADE,
+	attname name NOT NULL,
+	lower numeric NOT NULL CHECK (lower > '-Infinity' AND lower < 'Infinity'),
+	upper numeric NOT NULL CHECK (upper > '-Infinity' AND upper < 'Infinity'),
+	CHECK (lower <= upper),
+	PRIMARY KEY (relid, attname)
+);
+REVOKE ALL ON dp_pg.column_domains FROM PUBLIC;
+GRANT SELECT ON dp_pg.column_domains TO PUBLIC;
+CREATE TRIGGER column_domains_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.column_domains
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.protected_tables_changed();
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.column_domains', '');
+
+CREATE FUNCTION dp_pg.set_domain(tbl regclass, col name, lower numeric, upper numeric) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	typ regtype;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.protected_tables WHERE relid = tbl) THEN
+		RAISE EXCEPTION 'table "%" is not protected', tbl USING ERRCODE = '22023';
+	END IF;
+	SELECT atttypid INTO typ FROM pg_attribute WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped;
+	IF typ IS NULL THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', col, tbl USING ERRCODE = '42703';
+	END IF;
+	IF typ NOT IN ('int2'::regtype, 'int4', 'int8', 'float4', 'float8', 'numeric') THEN
+		RAISE EXCEPTION 'column "%" of "%" is of type %, not a number', col, tbl, typ USING ERRCODE = '42804';
+	END IF;
+	IF lower IS NULL AND upper IS NULL THEN
+		DELETE FROM dp_pg.column_domains WHERE relid = tbl AND attname = col;
+		RETURN;
+	END IF;
+	IF lower IS NULL OR upper IS NULL OR lower = 'NaN' OR upper = 'NaN' OR lower IN ('Infinity', '-Infinity')
+	   OR upper IN ('Infinity', '-Infinity') OR lower > upper THEN
+		RAISE EXCEPTION 'a value domain needs finite bounds with lower <= upper (both NULL removes it)'
+			USING ERRCODE = '22023';
+	END IF;
+	INSERT INTO dp_pg.column_domains (relid, attname, lower, upper) VALUES (tbl, col, lower, upper)
+	ON CONFLICT (relid, attname) DO UPDATE SET lower = EXCLUDED.lower, upper = EXCLUDED.upper;
+END $$;
+COMMENT ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) IS
+	'declare (or with NULL, NULL remove) the value domain of a numeric column of a protected table: the bounds of plain sum() / avg()';
+REVOKE EXECUTE ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) FROM PUBLIC;
+
+-- a run-time constant of an analyst's row predicate (now(), $1 + 1): the guard
+-- wraps it in this, and it is computed once before the query runs (src/callsite.c);
+-- anywhere else it is the identity
+CREATE FUNCTION dp_pg.run_constant(anyelement) RETURNS anyelement
+	AS 'MODULE_PATHNAME', 'dp_run_constant' LANGUAGE C STABLE PARALLEL SAFE;
+
+-- a numeric value clamped to [lower, upper] as float8, never an error (the
+-- argument of a translated avg over a numeric column)
+CREATE FUNCTION dp_pg.clamp_float8(x numeric, lower float8, upper float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_clamp_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- private partition selection for GROUP BY on a non-public key (the guard adds
 -- it to HAVING for analysts; anyone may use it): true iff the group's noisy
 -- row count reaches the threshold of dp_pg.partition_threshold(mech)

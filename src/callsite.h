@@ -74,6 +74,9 @@ extern void DpCallSitesInit(void);
 /* Before the standard ExecutorStart: bind the dp aggregates' constant arguments (callsite.c). */
 extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
 
+/* dp_pg.run_constant(anyelement) (the guard's run-time constants), or InvalidOid. */
+extern Oid	DpRunConstantFunction(void);
+
 /* After the standard ExecutorStart: plan the query's dp call sites and charge them. */
 extern void DpCallSitesStart(QueryDesc *queryDesc, int eflags);
 

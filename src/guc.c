@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "utils/guc.h"
+#include "utils/plancache.h"
 
 #include "compat.h"
 #include "guc.h"
@@ -66,11 +67,16 @@ check_default_mechanism(char **newval, void **extra, GucSource source)
 	return DpCheckMechanismSetting(*newval, extra, false);
 }
 
-/* Assign hook: publish the parsed value. */
+/*
+ * Assign hook: publish the parsed value.  Cached plans carry the mechanism
+ * of the aggregates the guard wrote (a translated count(col), partition
+ * selection): they are planned again with the new one.
+ */
 static void
 assign_default_mechanism(const char *newval, void *extra)
 {
 	dp_default_mechanism = extra ? (const DpMechanism *) extra : &default_mechanism_fallback;
+	ResetPlanCache();
 }
 
 /* Check hook: a mechanism with epsilon and delta (partition selection needs a delta). */
@@ -85,6 +91,7 @@ static void
 assign_partition_mechanism(const char *newval, void *extra)
 {
 	dp_partition_mechanism = extra ? (const DpMechanism *) extra : &partition_mechanism_fallback;
+	ResetPlanCache();			/* as for the default mechanism */
 }
 
 char	   *dp_privacy_unit = NULL;

@@ -7,7 +7,8 @@
  *      queries on a table with a privacy unit get (units.c);
  *   2. everyone else: sizes and counters masked (stats.c);
  *   3. an analyst's query that reads a protected table: that read must be in
- *      the top level's FROM; the query must have the accepted shape
+ *      the top level's FROM; its plain count / sum / avg become dp
+ *      aggregates (translate.c); the query must have the accepted shape
  *      (shape.c); it is split into the DP level and post-processing
  *      (release.c); the DP level reads the table with its owner's rights,
  *      for this plan only; its GROUP BY lists every public key or goes
@@ -95,6 +96,7 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 		DpGuardRefuse(reads > 1 ? "a dp query reads exactly one protected table, once" :
 					  "a protected table may only be read in the outermost query",
 					  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.");
+	DpTranslatePlainAggregates(parse, p);
 	DpShapeValidate(parse, p, &shape);
 	d = DpReleaseSplit(parse, &shape);
 	DpElevate(d, rt_fetch(shape.prot_rti, d->rtable));

@@ -89,6 +89,9 @@ extern bool DpIsProtected(Oid relid);
 /* The declared public keys (text[]) of column attname of relid, or NULL. */
 extern ArrayType *DpPublicKeys(Oid relid, const char *attname);
 
+/* The value domain a DBA declared for a column (dp_pg.set_domain); false if none. */
+extern bool DpDeclaredDomain(Oid relid, const char *attname, double *lo, double *hi);
+
 /* Changes whenever the protected set or a protected table's relcache entry is invalidated. */
 extern uint64 DpProtectedGeneration(void);
 
@@ -206,6 +209,16 @@ typedef struct DpShape
  * (their constants folded).  ERROR 42501 otherwise.
  */
 extern void DpShapeValidate(Query *q, DpProtected *target, DpShape *shape);
+
+/*
+ * translate.c: an analyst's plain count / sum / avg of the top level on
+ * protected table p become dp aggregates with the default mechanism, bounds
+ * from the column's value domain (ERROR without one).  Before the shape check.
+ */
+extern void DpTranslatePlainAggregates(Query *q, DpProtected *p);
+
+/* dp_pg.clamp_float8(numeric, float8, float8), total; InvalidOid if absent. */
+extern Oid	DpClampFloat8Function(void);
 
 /* ------------------------------------------------------------------------
  * release.c — the release level

@@ -170,6 +170,39 @@ DpPublicKeys(Oid relid, const char *attname)
 	return result;
 }
 
+/* The domain a DBA declared for column attname of relid (dp_pg.column_domains); false if none. */
+bool
+DpDeclaredDomain(Oid relid, const char *attname, double *lo, double *hi)
+{
+	Oid			nsp = get_namespace_oid("dp_pg", true);
+	Oid			tab = OidIsValid(nsp) ? get_relname_relid("column_domains", nsp) : InvalidOid;
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	if (!OidIsValid(tab))
+		return false;
+	rel = table_open(tab, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		TupleDesc	desc = RelationGetDescr(rel);
+
+		if (DatumGetObjectId(heap_getattr(tup, 1, desc, &isnull)) == relid &&
+			strcmp(NameStr(*DatumGetName(heap_getattr(tup, 2, desc, &isnull))), attname) == 0)
+		{
+			*lo = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, heap_getattr(tup, 3, desc, &isnull)));
+			*hi = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, heap_getattr(tup, 4, desc, &isnull)));
+			found = true;
+		}
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
 /* Register the cache invalidation callbacks. */
 void
 DpProtectedInit(void)

@@ -163,6 +163,26 @@ DpSafeOperator(Oid opno, bool *is_like)
 	return ok;
 }
 
+/* Walker: true for a Param that is not a bound parameter, or a subquery. */
+static bool
+DpNonExternParamWalker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return ((Param *) node)->paramkind != PARAM_EXTERN;
+	if (IsA(node, SubLink) || IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
+		return true;
+	return expression_tree_walker(node, DpNonExternParamWalker, context);
+}
+
+/* check_functions_in_node callback: true for a function that is not trusted. */
+static bool
+DpUntrustedFunctionCallback(Oid fn, void *context)
+{
+	return !DpTrustedFunction(fn);
+}
+
 /* Walker: true if the expression contains a Param. */
 static bool
 DpContainsParamWalker(Node *node, void *context)
@@ -181,6 +201,43 @@ DpIsConstantExpr(Node *node)
 	return !contain_var_clause(node) && !contain_mutable_functions(node) &&
 		!contain_agg_clause(node) && !contain_subplans(node) &&
 		!expression_returns_set(node) && !DpContainsParamWalker(node, NULL);
+}
+
+/* Walker: true if a function of the expression is not trusted (not built in, not a superuser's). */
+static bool
+DpUntrustedFunctionWalker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, (check_function_callback) DpUntrustedFunctionCallback, NULL))
+		return true;
+	return expression_tree_walker(node, DpUntrustedFunctionWalker, context);
+}
+
+/*
+ * True if node is a run-time constant: no column, aggregate, subquery,
+ * volatile function or set-returning function, only trusted functions, but
+ * a bound parameter or a stable function, so that it cannot be computed
+ * while planning.  callsite.c computes it once before the query runs.
+ */
+static bool
+DpIsRunConstantExpr(Node *node)
+{
+	return !IsA(node, Const) && !IsA(node, Param) &&
+		!contain_var_clause(node) && !contain_volatile_functions(node) &&
+		!contain_agg_clause(node) && !contain_subplans(node) && !IsA(node, SubLink) &&
+		!expression_returns_set(node) && !DpNonExternParamWalker(node, NULL) &&
+		!DpUntrustedFunctionWalker(node, NULL) && OidIsValid(DpRunConstantFunction());
+}
+
+/* dp_pg.run_constant(node): evaluated once before the query runs (callsite.c). */
+static Node *
+DpRunConstant(Node *node)
+{
+	Oid			type = exprType(node);
+	Oid			coll = exprCollation(node);
+
+	return (Node *) makeFuncExpr(DpRunConstantFunction(), type, list_make1(node), coll, coll, COERCE_EXPLICIT_CALL);
 }
 
 /* A constant, a bound parameter, or an array of those: values that are only compared. */
@@ -289,6 +346,8 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 						  psprintf("The planner could not compute a constant expression in %s.", where));
 		return folded;
 	}
+	if (DpIsRunConstantExpr(node))
+		return DpRunConstant(node);		/* computed once before the query runs */
 	switch (nodeTag(node))
 	{
 		case T_Const:
@@ -336,6 +395,9 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 					default:
 						break;
 				}
+				/* dp_pg.clamp_float8 (a translated avg of a numeric column) cannot fail either */
+				if (f->funcid == DpClampFloat8Function())
+					return expression_tree_mutator(node, DpRowExprMutator, cxt);
 				DpGuardRefuse("this function is not allowed on a protected table",
 							  psprintf("Function %s in %s could raise errors that reveal private values; "
 									   "only widening numeric casts are allowed on columns.",
@@ -638,6 +700,8 @@ typedef struct DpReleaseCheck
 	int			ndp;
 	Bitmapset  *group_atts;		/* GROUP BY keys, as DP_GROUP_KEY(varno, attno) */
 	DpRowContext row;
+	DpProtected *prot;			/* the protected table, at prot_rti */
+	int			prot_rti;
 } DpReleaseCheck;
 
 /* The argument positions of a dp aggregate that must be constant for the query. */
@@ -665,6 +729,27 @@ DpConstArgForbidden(Node *node, void *context)
 	return expression_tree_walker(node, DpConstArgForbidden, context);
 }
 
+/*
+ * dp_count(DISTINCT unit, mech) (what count(DISTINCT unit) becomes): the
+ * number of units, each counted once per group.  Only on a table with a
+ * privacy unit, whose per-unit bounding (units.c) replaces it by a bounded
+ * count of one per unit and cell, so the DISTINCT itself never runs.
+ */
+static bool
+DpIsDistinctUnitCount(Aggref *agg, const DpAggKind *kind, DpReleaseCheck *cxt)
+{
+	Var		   *v;
+
+	if (kind != &dp_count_kind || cxt->prot == NULL || !cxt->prot->has_unit || agg->aggorder != NIL ||
+		list_length(agg->aggdistinct) != 1)
+		return false;
+	v = (Var *) linitial_node(TargetEntry, agg->args)->expr;
+	while (v && IsA(v, RelabelType))
+		v = (Var *) ((RelabelType *) v)->arg;
+	return v && IsA(v, Var) && v->varlevelsup == 0 && v->varno == cxt->prot_rti && v->varattno > 0 &&
+		strcmp(get_attname(cxt->prot->relid, v->varattno, false), NameStr(cxt->prot->unit)) == 0;
+}
+
 /* A dp aggregate of the DP level: its kind, arguments and FILTER (rewritten in place). */
 static void
 DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
@@ -685,9 +770,9 @@ DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
 	if (DpAggNumArgs(agg->args) != kind->nargs)
 		DpGuardRefuse("dp_pg's internal aggregates cannot be called on a protected table",
 					  psprintf("%s is written by dp_pg itself.", get_func_name(agg->aggfnoid)));
-	if (agg->aggdistinct != NIL || agg->aggorder != NIL)
+	if ((agg->aggdistinct != NIL && !DpIsDistinctUnitCount(agg, kind, cxt)) || agg->aggorder != NIL)
 		DpGuardRefuse("DISTINCT and ORDER BY inside a dp aggregate are not allowed on a protected table",
-					  "Use the aggregate on the column itself.");
+					  "Use the aggregate on the column itself; count(DISTINCT <privacy unit>) counts persons.");
 	cxt->row.where = "an aggregate FILTER clause";
 	agg->aggfilter = (Expr *) DpRowExpr((Node *) agg->aggfilter, &cxt->row);
 	foreach(lc, agg->args)
@@ -858,6 +943,8 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	if (shape->prot_rti == 0)
 		DpGuardRefuse("a dp query reads exactly one protected table", "The protected table must be in FROM.");
 	shape->prot = target;
+	cxt.prot = target;
+	cxt.prot_rti = shape->prot_rti;
 
 	/* row predicates of WHERE and every join (constants computed now); each public table on a unique key */
 	cxt.row.where = "the WHERE or JOIN clause";

@@ -272,6 +272,9 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 
 	snprintf(name, sizeof(name), "dp_contribution%d", n);
 
+	/* count(DISTINCT unit): each unit counts once per cell (shape.c) */
+	if (a->aggdistinct != NIL)
+		r = 1;
 	if (kind == &dp_count_star_kind || kind == &dp_count_kind)
 	{
 		/* least(count, r): the same as counting r sampled rows of the unit */

@@ -371,6 +371,19 @@ ALTER TABLE pub.parted ATTACH PARTITION clinic.secret_part FOR VALUES FROM (1000
 RESET ROLE;
 -- and keeps the parents' statistics fresh (inherited statistics include the children)
 ANALYZE pub.events, pub.parted;
+-- what BI tools' plain aggregates read (test/attack/09_bi.atk): a unit table
+-- with a numeric column whose DBA-declared domain is [0, 1000] while single
+-- rows hold 1e400, 1e-400 and NaN, and an integer column bounded by CHECK
+SET ROLE atk_owner;
+CREATE TABLE clinic.amounts (id int PRIMARY KEY, person int NOT NULL, amt numeric,
+	qty int CHECK (qty BETWEEN 0 AND 10), tag text NOT NULL);
+INSERT INTO clinic.amounts
+SELECT g, g % 50, CASE g WHEN 2 THEN 1e400 WHEN 3 THEN 1e-400 WHEN 4 THEN 'NaN' ELSE g * 1.5 END, g % 11,
+       CASE WHEN g = 17 THEN '@CNRY@_tag' ELSE 'plain' END
+FROM generate_series(1, 200) g;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.amounts', 'person', 2, 3);
+SELECT dp_pg.set_domain('clinic.amounts', 'amt', 0, 1000);
 SELECT dp_pg.set_budget('atk_analyst', 1e9, 0.9);
 SELECT dp_pg.set_budget('atk_honest', 1e9, 1e-3);
 -- a DBA's careless budget: no delta limit

@@ -21,7 +21,8 @@ trap 'dp_cluster_stop "$SCRATCH"; rm -rf "$SCRATCH"' EXIT
 dp_cluster_start "$SCRATCH" "$DP_PORT" "max_connections = 40"
 dp_ledger_db "$SCRATCH" "$DP_PORT" postgres
 dp_psql "$SCRATCH" "$DP_PORT" postgres <<'SQL' >/dev/null
-CREATE TABLE prot AS SELECT g AS id, (ARRAY['a','b','c','d'])[g % 4 + 1] AS region FROM generate_series(1, 100) g;
+CREATE TABLE prot AS SELECT g AS id, (ARRAY['a','b','c','d'])[g % 4 + 1] AS region,
+	date '2024-01-01' + g AS seen FROM generate_series(1, 100) g;
 CREATE TABLE pub (region text PRIMARY KEY, label text);
 INSERT INTO pub VALUES ('a', 'A'), ('b', 'B'), ('c', 'C'), ('d', 'D');
 CREATE ROLE ana LOGIN;
@@ -38,6 +39,12 @@ q() { printf '%s\n' "$2" > "$SCRATCH/$1.sql"; chmod 644 "$SCRATCH/$1.sql"; }
 q count "SELECT dp_count(id, 'laplace(epsilon=0.001)') FROM prot;"
 q group "SELECT region, dp_count(id, 'laplace(epsilon=0.001)') FROM prot GROUP BY region;"
 q join "SELECT p.label, dp_count(*) FROM prot JOIN pub p USING (region) WHERE prot.id > 10 GROUP BY p.label HAVING dp_count(*) > 0 ORDER BY 2 DESC LIMIT 3;"
+# the SQL BI tools write (src/guard/translate.c): a plain count, the same with
+# a relative-date filter computed before the query runs (dp_pg.run_constant)
+q bi_count "SELECT \"region\", COUNT(*) AS \"count\" FROM \"public\".\"prot\" GROUP BY \"region\" ORDER BY \"region\" ASC LIMIT 2000;"
+q bi_dp "SELECT region, dp_count(*) AS count FROM prot GROUP BY region ORDER BY region ASC LIMIT 2000;"
+q bi_date "SELECT count(*) FROM prot WHERE seen >= CURRENT_DATE - INTERVAL '30 days';"
+q bi_date_lit "SELECT count(*) FROM prot WHERE seen >= date '2024-01-01';"
 q catalog "SELECT c.relname, c.reltuples, pg_relation_size(c.oid) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace;"
 q one "SELECT 1;"
 
@@ -55,6 +62,10 @@ latency trusted count "dp_count, trusted role (no guard, no charge)"
 latency ana group "GROUP BY + partition selection, analyst"
 latency trusted group "GROUP BY, trusted role (no partition selection)"
 latency ana join "join + HAVING/ORDER/LIMIT over releases, analyst"
+latency ana bi_count "BI: COUNT(*) GROUP BY, translated, analyst"
+latency ana bi_dp "BI: the same written with dp_count(*), analyst"
+latency ana bi_date "BI: count(*) WHERE seen >= CURRENT_DATE - 30 days"
+latency ana bi_date_lit "BI: count(*) WHERE seen >= date literal"
 latency ana catalog "pg_class sizes (masked), analyst"
 latency trusted catalog "pg_class sizes, trusted role"
 latency ana one "SELECT 1, analyst"

@@ -1,0 +1,204 @@
+--
+-- The aggregates BI tools write: an analyst's count(*), count(col), count(1),
+-- sum(col), avg(col) and count(DISTINCT <privacy unit>) on a protected table
+-- are planned as dp aggregates with the role's default mechanism, sums and
+-- averages bounded by the column's value domain (CHECK constraints, and
+-- dp_pg.set_domain); results keep the plain aggregates' types.
+--
+-- What each query became is read exactly from its ledger row (the call
+-- sites: aggregate, mechanism, noise scale = bound / epsilon).  Noisy
+-- answers are checked by properties: the analyst's default mechanism is
+-- laplace(epsilon=100), so a count's noise (integer Laplace, scale 0.01) is 0
+-- except with probability < 1e-40, and a sum's (scale b = max(|lower|,
+-- |upper|) / 100) stays within 25 b except with probability e^-25 < 1.4e-11;
+-- an average (dp_avg splits epsilon between a sum and a count) is checked
+-- within 50 b / n + 1e-3 of the truth (probability < 3e-11).  Fewer than 40
+-- such checks: the file fails by chance with probability < 1.2e-9.
+--
+-- Truths (g = 1..2000): region = north/south/east/west for g % 4 = 0..3 (500
+-- each); amount numeric = (g % 50) * 10.5 (sum 514500); age int4 = 18 + g % 60
+-- (sum 94620); qty int2 = g % 7 (sum 6000); big int8 = g (sum 2001000);
+-- ratio float4 = (g % 10) / 4 (sum 2250); score float8 = g % 7 (no CHECK;
+-- sum 6000); person_id = g % 300 (300 persons, each with 6 or 7 rows, all
+-- in one region: 75 per region).
+--
+CREATE ROLE dp_bi_owner;
+CREATE ROLE dp_bi_analyst;
+CREATE SCHEMA bi AUTHORIZATION dp_bi_owner;
+GRANT USAGE ON SCHEMA bi TO PUBLIC;
+SET ROLE dp_bi_owner;
+CREATE TABLE bi.visits (
+	id int PRIMARY KEY,
+	region text NOT NULL,
+	person_id int NOT NULL,
+	amount numeric CHECK (amount >= 0 AND amount <= 5000),
+	age int CHECK (age BETWEEN 0 AND 120),
+	qty smallint CHECK (qty >= 0) CHECK (qty < 100),
+	big bigint CHECK (big > 0 AND big <= 10000),
+	ratio real CHECK (ratio BETWEEN 0 AND 10),
+	score float8,
+	visit_date date NOT NULL
+);
+INSERT INTO bi.visits
+SELECT g, (ARRAY['north', 'south', 'east', 'west'])[g % 4 + 1], g % 300, (g % 50) * 10.5, 18 + g % 60,
+       g % 7, g, (g % 10) / 4.0, g % 7, date '2024-01-01' + g % 90
+FROM generate_series(1, 2000) g;
+CREATE TABLE bi.people AS SELECT * FROM bi.visits;
+RESET ROLE;
+SELECT dp_pg.protect('bi.visits');
+SELECT dp_pg.protect('bi.people', 'person_id', 1, 5);
+SELECT dp_pg.set_public_keys('bi.visits', 'region', ARRAY['north', 'south', 'east', 'west']);
+SELECT dp_pg.set_public_keys('bi.people', 'region', ARRAY['north', 'south', 'east', 'west']);
+SELECT dp_pg.set_budget('dp_bi_analyst', 1e9, 1e-3);
+-- the analyst's charges, and the call sites of its last one (superuser bookkeeping)
+CREATE FUNCTION dp_test.bi_charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
+	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'dp_bi_analyst'::regrole AND kind = 'charge'
+$$;
+CREATE FUNCTION dp_test.bi_sites() RETURNS TABLE (aggregate text, mechanism text, scale float8)
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
+	SELECT s->>'aggregate', s->>'mechanism', round((s->>'scale')::numeric, 6)::float8
+	FROM (SELECT detail FROM dp_pg.ledger_entries WHERE role = 'dp_bi_analyst'::regrole AND kind = 'charge'
+	      ORDER BY id DESC LIMIT 1) l, jsonb_array_elements(l.detail->'sites') s
+$$;
+CREATE FUNCTION dp_test.bi_close(v numeric, truth numeric, tol numeric) RETURNS boolean
+	LANGUAGE sql IMMUTABLE AS $$ SELECT abs(v - truth) <= tol $$;
+GRANT USAGE ON SCHEMA dp_test TO dp_bi_analyst;
+GRANT EXECUTE ON FUNCTION dp_test.bi_charges(), dp_test.bi_sites(), dp_test.bi_close(numeric, numeric, numeric) TO dp_bi_analyst;
+
+SET ROLE dp_bi_analyst;
+SET dp_pg.default_mechanism = 'laplace(epsilon=100)';
+SELECT dp_test.bi_charges() AS charges_before \gset
+
+-- Metabase's question builder: count by a column, ordered, limited
+SELECT "region", COUNT(*) AS "count" FROM "bi"."visits" GROUP BY "region" ORDER BY "region" ASC LIMIT 2000;
+SELECT * FROM dp_test.bi_sites();
+-- the counts, each charged with the default mechanism
+SELECT count(*), count(amount), count(1), count(*) FILTER (WHERE age > 30) AS over_30 FROM bi.visits;
+SELECT * FROM dp_test.bi_sites();
+-- sums bounded by the CHECK constraints (amount [0, 5000], age [0, 120],
+-- qty [0, 99], big [0, 10000], ratio [0, 10]: the scales say so)
+SELECT dp_test.bi_close(sum(amount), 514500, 25 * 50) AS amount, dp_test.bi_close(sum(age), 94620, 25 * 1.2) AS age,
+       dp_test.bi_close(sum(qty), 6000, 25 * 0.99) AS qty, dp_test.bi_close(sum(big), 2001000, 25 * 100) AS big,
+       dp_test.bi_close(sum(ratio)::numeric, 2250, 25 * 0.1) AS ratio
+FROM bi.visits;
+SELECT * FROM dp_test.bi_sites();
+SELECT dp_test.bi_close(avg(amount), 257.25, 50 * 50 / 2000.0 + 1e-3) AS amount,
+       dp_test.bi_close(avg(age), 47.31, 50 * 1.2 / 2000.0 + 1e-3) AS age,
+       dp_test.bi_close(avg(qty), 3, 50 * 0.99 / 2000.0 + 1e-3) AS qty,
+       dp_test.bi_close(avg(big), 1000.5, 50 * 100 / 2000.0 + 1e-3) AS big,
+       dp_test.bi_close(avg(ratio)::numeric, 1.125, 50 * 0.1 / 2000.0 + 1e-3) AS ratio
+FROM bi.visits;
+SELECT * FROM dp_test.bi_sites();
+SELECT pg_typeof(count(*)) AS count, pg_typeof(sum(amount)) AS sum_numeric, pg_typeof(sum(age)) AS sum_int4,
+       pg_typeof(sum(qty)) AS sum_int2, pg_typeof(sum(big)) AS sum_int8, pg_typeof(sum(ratio)) AS sum_float4,
+       pg_typeof(avg(age)) AS avg_int4, pg_typeof(avg(ratio)) AS avg_float4, pg_typeof(avg(amount)) AS avg_numeric
+FROM bi.visits;
+-- Superset's shape: grouped, HAVING and ORDER BY on released values, a row limit
+SELECT region, count(*) AS n FROM bi.visits WHERE visit_date >= date '2024-02-01'
+GROUP BY region HAVING count(*) > 10 AND sum(amount) > 0 ORDER BY n DESC, region LIMIT 10000;
+SELECT * FROM dp_test.bi_sites();
+-- a prepared statement with a bound parameter (JDBC / psycopg2)
+PREPARE bi_p(int) AS SELECT count(*), dp_test.bi_close(avg(age), ($1 + 78) / 2.0, 0.2) AS avg_age
+	FROM bi.visits WHERE age > $1;
+EXECUTE bi_p(48);
+EXECUTE bi_p(68);
+-- one charge per answered query: 8 so far (the prepared one twice)
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+-- a prepared plan follows a change of the default mechanism
+SET dp_pg.default_mechanism = 'laplace(epsilon=50)';
+EXECUTE bi_p(48);
+SELECT * FROM dp_test.bi_sites();
+SET dp_pg.default_mechanism = 'laplace(epsilon=100)';
+
+-- relative dates and bound parameters in expressions: computed once before
+-- the query runs (the dates below are all after the table's last visit, or
+-- all before its first: the counts are 0 and 2000 whatever day this runs)
+SELECT count(*) AS recent FROM bi.visits WHERE visit_date >= CURRENT_DATE - INTERVAL '30 days' AND visit_date > date '2025-01-01';
+SELECT count(*) AS all_rows FROM bi.visits WHERE visit_date >= CAST((CAST(now() AS timestamp) + (INTERVAL '-100000 day')) AS date);
+SELECT count(*) AS since FROM bi.visits WHERE visit_date < to_timestamp(1700000000)::date + 1000;
+SET plan_cache_mode = force_generic_plan;
+PREPARE bi_rel(int) AS SELECT count(*) AS n FROM bi.visits WHERE age > $1 + 10 AND visit_date >= now()::date - $1 * 10000;
+EXECUTE bi_rel(38);
+EXECUTE bi_rel(68);
+PREPARE bi_date(text) AS SELECT count(*) FILTER (WHERE visit_date >= $1::date) AS n FROM bi.visits;
+EXECUTE bi_date('2024-03-01');
+RESET plan_cache_mode;
+SELECT dp_test.bi_charges() AS charges_before \gset
+-- a run-time constant that fails fails before the query runs, for every row alike: no charge
+EXECUTE bi_date('not a date');
+SELECT count(*) FROM bi.visits WHERE age > (CASE WHEN now() IS NOT NULL THEN 'x' END)::int;
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+DEALLOCATE bi_rel;
+DEALLOCATE bi_date;
+
+-- count(DISTINCT <privacy unit>): persons, each once per group
+SELECT count(DISTINCT person_id) AS persons FROM bi.people;
+SELECT * FROM dp_test.bi_sites();
+SELECT region, count(DISTINCT person_id) AS persons FROM bi.people GROUP BY region ORDER BY region;
+-- each person once, however many rows (5 rows per person at most for count(*))
+SELECT count(DISTINCT person_id) FILTER (WHERE region = 'north') AS north_persons, count(*) AS rows_bounded FROM bi.people;
+SELECT * FROM dp_test.bi_sites();
+
+-- refused, charging nothing
+SELECT dp_test.bi_charges() AS charges_before \gset
+SELECT sum(score) FROM bi.visits;
+SELECT avg(score) FROM bi.visits;
+SELECT sum(amount * 2) FROM bi.visits;
+SELECT count(DISTINCT region) FROM bi.visits;
+SELECT count(DISTINCT person_id) FROM bi.visits;
+SELECT count(DISTINCT region) FROM bi.people;
+SELECT sum(DISTINCT age) FROM bi.visits;
+SELECT min(age), max(age) FROM bi.visits;
+SELECT string_agg(region, ',') FROM bi.visits;
+SELECT count(*) FROM bi.visits WHERE amount / 0 > 1;
+SELECT dp_pg.set_domain('bi.visits', 'score', 0, 10);
+-- the clamp a translated avg of a numeric column uses never fails
+SELECT dp_pg.clamp_float8(1e400, 0, 1) AS big, dp_pg.clamp_float8(1e-400, 0, 1) AS tiny,
+       dp_pg.clamp_float8('NaN', 0, 1) AS nan, dp_pg.clamp_float8(-5, 0, 1) AS neg, dp_pg.clamp_float8(0.5, 1, 0) AS unordered;
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+RESET ROLE;
+
+-- a DBA declares the domain of score, and narrows amount's: the bounds are
+-- the intersection with the CHECK constraints; cached plans see the change
+SET ROLE dp_bi_analyst;
+SET dp_pg.default_mechanism = 'laplace(epsilon=100)';
+PREPARE bi_amount AS SELECT sum(amount) IS NOT NULL AS answered FROM bi.visits;
+EXECUTE bi_amount;
+SELECT * FROM dp_test.bi_sites();
+RESET ROLE;
+SELECT dp_pg.set_domain('bi.visits', 'score', 0, 10);
+SELECT dp_pg.set_domain('bi.visits', 'amount', 0, 100);
+SELECT dp_pg.set_domain('bi.visits', 'age', -1e9, 1e9);
+SELECT relid::regclass, attname, lower, upper FROM dp_pg.column_domains ORDER BY attname;
+SET ROLE dp_bi_analyst;
+-- amount now in [0, 100]: scale 1
+EXECUTE bi_amount;
+SELECT * FROM dp_test.bi_sites();
+SELECT dp_test.bi_close(sum(score)::numeric, 6000, 25 * 0.1) AS sum_score, round(sum(age)) IS NOT NULL AS sum_age FROM bi.visits;
+SELECT * FROM dp_test.bi_sites();
+RESET ROLE;
+-- bad declarations: errors, nothing changed
+SELECT dp_pg.set_domain('bi.visits', 'score', 10, 0);
+SELECT dp_pg.set_domain('bi.visits', 'score', 0, 'Infinity');
+SELECT dp_pg.set_domain('bi.visits', 'score', 'NaN', 1);
+SELECT dp_pg.set_domain('bi.visits', 'score', NULL, 1);
+SELECT dp_pg.set_domain('bi.visits', 'nosuch', 0, 1);
+SELECT dp_pg.set_domain('bi.visits', 'region', 0, 1);
+SELECT dp_pg.set_domain('dp_test.bi_charges', 'x', 0, 1);
+SELECT count(*) FROM dp_pg.column_domains;
+-- NULL, NULL removes a declaration
+SELECT dp_pg.set_domain('bi.visits', 'score', NULL, NULL);
+SELECT attname FROM dp_pg.column_domains ORDER BY attname;
+
+-- superusers' plain aggregates stay plain (exact)
+SELECT count(*), sum(amount), avg(age)::numeric(10, 4), count(DISTINCT region) FROM bi.visits;
+
+-- clean up
+DEALLOCATE ALL;
+SELECT dp_pg.drop_budget('dp_bi_analyst');
+SELECT dp_pg.unprotect('bi.visits');
+SELECT dp_pg.unprotect('bi.people');
+DROP SCHEMA bi CASCADE;
+DROP FUNCTION dp_test.bi_charges(), dp_test.bi_sites(), dp_test.bi_close(numeric, numeric, numeric);
+DROP ROLE dp_bi_analyst;
+DROP ROLE dp_bi_owner;

@@ -1,0 +1,580 @@
+/*
+ * guard/translate.c — the aggregates BI tools write, made private.
+ *
+ * A BI tool's question builder writes count(*), count(col), count(1),
+ * sum(col) and avg(col).  On a protected table an analyst's plain aggregate
+ * of the top level is planned as its dp counterpart with the role's default
+ * mechanism (dp_pg.default_mechanism) before the shape is checked, so the
+ * rest of the guard sees an ordinary dp query and checks it as one:
+ *
+ *   count(*)           dp_count(*)
+ *   count(x)           dp_count(x, <default mechanism>)
+ *   sum(x)             dp_sum(x, lower, upper, <default mechanism>)
+ *   avg(x)             dp_avg(x::float8, lower, upper, <default mechanism>)
+ *
+ * with FILTER kept, and the result cast back to the plain aggregate's type
+ * (sum(int8) is numeric, avg(int) is numeric, ...), so that the columns a
+ * client was told about at Describe keep their types.
+ *
+ * Bounds come from the column's value domain (what Snowflake calls a
+ * privacy domain): the intersection of the column's CHECK constraints of the
+ * form column >= / > / <= / < constant (BETWEEN is two of them) and of the
+ * domain a DBA declared with dp_pg.set_domain().  Privacy never rests on the
+ * domain being true: dp_sum and dp_avg clamp every value to the bounds they
+ * are given and calibrate to them.  A constraint the owner wrote and
+ * PostgreSQL enforces is merely the tightest bound that loses nothing.  An
+ * integer column's bounds are rounded inwards to integers.  Without a domain
+ * the query is refused with the way to declare one.
+ *
+ * Not translated (the shape check then refuses them as before): aggregates
+ * below the top level, DISTINCT or ORDER BY inside an aggregate (except
+ * count(DISTINCT <privacy unit>), below), other aggregates (min, max, ...),
+ * sums of money or intervals, and sums or averages of expressions that are
+ * not a column of the protected table.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "fmgr.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+
+#include "agg_common.h"
+#include "callsite.h"
+#include "guard/guard.h"
+#include "guc.h"
+
+PG_FUNCTION_INFO_V1(dp_clamp_float8);
+PG_FUNCTION_INFO_V1(dp_run_constant);
+
+typedef struct DpTranslate
+{
+	DpProtected *prot;
+	int			prot_rti;
+	Oid			extschema;		/* where dp_count, dp_sum, dp_avg live */
+	Query	   *q;
+} DpTranslate;
+
+/* The OID of dp aggregate name(argtypes) in dp_pg's schema, checked to be dp_pg's. */
+static Oid
+DpExtAggregate(DpTranslate *t, const char *name, int nargs, const Oid *argtypes, const DpAggKind *kind)
+{
+	Oid			fn = LookupFuncName(list_make2(makeString(get_namespace_name(t->extschema)),
+											   makeString((char *) name)),
+									nargs, argtypes, true);
+
+	if (!OidIsValid(fn) || DpKindOfAggregate(fn) != kind)
+		DpGuardRefuse("the dp_pg installation is incomplete", psprintf("%s is missing.", name));
+	return fn;
+}
+
+/* dp_pg.clamp_float8(numeric, float8, float8), or InvalidOid. */
+Oid
+DpClampFloat8Function(void)
+{
+	Oid			argtypes[3] = {NUMERICOID, FLOAT8OID, FLOAT8OID};
+
+	return LookupFuncName(list_make2(makeString("dp_pg"), makeString("clamp_float8")), 3, argtypes, true);
+}
+
+/* A float8 constant. */
+static Const *
+DpFloat8Const(double v)
+{
+	return makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(v), false, FLOAT8PASSBYVAL);
+}
+
+/* A bound as a constant of type type (an integer bound is already integral). */
+static Const *
+DpBoundConst(double v, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return makeConst(INT2OID, -1, InvalidOid, sizeof(int16), Int16GetDatum((int16) v), false, true);
+		case INT4OID:
+			return DpInt4Const((int32) v);
+		case INT8OID:
+			return DpInt8Const((int64) v);
+		case NUMERICOID:
+			return makeConst(NUMERICOID, -1, InvalidOid, -1,
+							 DirectFunctionCall1(float8_numeric, Float8GetDatum(v)), false, false);
+		default:
+			return DpFloat8Const(v);
+	}
+}
+
+/* A cast of expr by function fn to type rettype. */
+static Expr *
+DpCast(Oid fn, Oid rettype, Expr *expr)
+{
+	return (Expr *) makeFuncExpr(fn, rettype, list_make1(expr), InvalidOid, InvalidOid, COERCE_IMPLICIT_CAST);
+}
+
+/* A constant's value as a double (integer, float and numeric constants); false otherwise. */
+static bool
+DpConstValue(Const *c, double *v)
+{
+	if (c->constisnull)
+		return false;
+	switch (c->consttype)
+	{
+		case INT2OID:
+			*v = DatumGetInt16(c->constvalue);
+			return true;
+		case INT4OID:
+			*v = DatumGetInt32(c->constvalue);
+			return true;
+		case INT8OID:
+			*v = (double) DatumGetInt64(c->constvalue);
+			return true;
+		case FLOAT4OID:
+			*v = DatumGetFloat4(c->constvalue);
+			return !isnan(*v);
+		case FLOAT8OID:
+			*v = DatumGetFloat8(c->constvalue);
+			return !isnan(*v);
+		case NUMERICOID:
+			if (numeric_is_nan(DatumGetNumeric(c->constvalue)))
+				return false;
+			*v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, c->constvalue));
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Strip binary-compatible relabelling. */
+static Node *
+DpStrip(Node *n)
+{
+	while (n && IsA(n, RelabelType))
+		n = (Node *) ((RelabelType *) n)->arg;
+	return n;
+}
+
+/*
+ * Narrow [*lo, *hi] by one conjunct of a CHECK constraint of the form
+ * column op constant or constant op column (op <, <=, >, >=, =).
+ */
+static void
+DpNarrowByConjunct(Node *c, AttrNumber attno, double *lo, double *hi)
+{
+	OpExpr	   *op;
+	Node	   *l,
+			   *r;
+	const char *name;
+	double		v;
+	bool		var_left;
+
+	if (!IsA(c, OpExpr) || list_length(((OpExpr *) c)->args) != 2)
+		return;
+	op = (OpExpr *) c;
+	l = DpStrip(linitial(op->args));
+	r = DpStrip(lsecond(op->args));
+	if (IsA(l, Var) && ((Var *) l)->varattno == attno && IsA(r, Const))
+		var_left = true;
+	else if (IsA(r, Var) && ((Var *) r)->varattno == attno && IsA(l, Const))
+		var_left = false;
+	else
+		return;
+	if (!DpConstValue((Const *) (var_left ? r : l), &v))
+		return;
+	/* the constraint is the owner's, on a built-in type: its operators are the standard ones */
+	name = get_opname(op->opno);
+	if (name == NULL)
+		return;
+	if (strcmp(name, "=") == 0)
+	{
+		*lo = Max(*lo, v);
+		*hi = Min(*hi, v);
+	}
+	else if ((var_left && (strcmp(name, ">=") == 0 || strcmp(name, ">") == 0)) ||
+			 (!var_left && (strcmp(name, "<=") == 0 || strcmp(name, "<") == 0)))
+		*lo = Max(*lo, v);
+	else if ((var_left && (strcmp(name, "<=") == 0 || strcmp(name, "<") == 0)) ||
+			 (!var_left && (strcmp(name, ">=") == 0 || strcmp(name, ">") == 0)))
+		*hi = Min(*hi, v);
+}
+
+/*
+ * The value domain of column attno of relid: its CHECK constraints
+ * intersected with the domain declared in dp_pg.column_domains.  False if
+ * either end is unbounded.
+ */
+static bool
+DpColumnDomain(Oid relid, AttrNumber attno, double *lo, double *hi)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleConstr *constr = rel->rd_att->constr;
+	const char *attname = get_attname(relid, attno, false);
+	double		dlo,
+				dhi;
+
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	/* the column's type is built in: its comparison operators are the standard ones */
+	for (int i = 0; constr != NULL && i < constr->num_check; i++)
+	{
+		ConstrCheck *cc = &constr->check[i];
+		/* constants folded (CHECK (amount >= 0) on a numeric column stores numeric(0)) */
+		List	   *conj = make_ands_implicit((Expr *) eval_const_expressions(NULL, stringToNode(cc->ccbin)));
+		ListCell   *lc;
+
+		foreach(lc, conj)
+			DpNarrowByConjunct((Node *) lfirst(lc), attno, lo, hi);
+	}
+	table_close(rel, AccessShareLock);
+	if (DpDeclaredDomain(relid, attname, &dlo, &dhi))
+	{
+		*lo = Max(*lo, dlo);
+		*hi = Min(*hi, dhi);
+	}
+	return isfinite(*lo) && isfinite(*hi);
+}
+
+/*
+ * The column of the protected table that a sum or avg argument is, or
+ * ERROR: only a column has a domain.
+ */
+static Var *
+DpDomainColumn(DpTranslate *t, Aggref *a, const char *agg)
+{
+	Node	   *arg = DpStrip((Node *) linitial_node(TargetEntry, a->args)->expr);
+
+	arg = DpStrip(DpFlattenJoinAliasVars(t->q, copyObject(arg)));
+	if (!IsA(arg, Var) || ((Var *) arg)->varlevelsup != 0 || ((Var *) arg)->varno != t->prot_rti ||
+		((Var *) arg)->varattno <= 0)
+		DpGuardRefuse(psprintf("%s() on a protected table takes a column of the table", agg),
+					  psprintf("The bounds of %s() come from the column's value domain; for an expression write "
+							   "dp_%s(<expression>, <lower>, <upper>, <mechanism>).", agg, agg));
+	return (Var *) arg;
+}
+
+/* The bounds of column v for agg, or ERROR naming how to declare them. */
+static void
+DpDomainBounds(DpTranslate *t, Var *v, const char *agg, double *lo, double *hi)
+{
+	const char *rel = quote_qualified_identifier(get_namespace_name(get_rel_namespace(t->prot->relid)),
+												 get_rel_name(t->prot->relid));
+	const char *col = get_attname(t->prot->relid, v->varattno, false);
+
+	if (!DpColumnDomain(t->prot->relid, v->varattno, lo, hi))
+		DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
+					  psprintf("A dp sum or average clamps every value to known bounds.  The table's owner can add "
+							   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
+							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>); or write dp_%s(%s, <lower>, <upper>, <mechanism>).",
+							   col, rel, rel, col, agg, col));
+	if (v->vartype == INT2OID || v->vartype == INT4OID || v->vartype == INT8OID)
+	{
+		double		tmin = v->vartype == INT2OID ? PG_INT16_MIN : v->vartype == INT4OID ? PG_INT32_MIN : -9.2233720368547748e18;
+		double		tmax = v->vartype == INT2OID ? PG_INT16_MAX : v->vartype == INT4OID ? PG_INT32_MAX : 9.2233720368547748e18;
+
+		*lo = Max(ceil(*lo), tmin);
+		*hi = Min(floor(*hi), tmax);
+		if (v->vartype == INT8OID && *hi >= 9.2233720368547748e18)
+			*hi = 9.2233720368547738e18;	/* the largest double below 2^63 */
+	}
+	if (*lo > *hi)
+		DpGuardRefuse(psprintf("the value domain of column \"%s\" is empty", col),
+					  psprintf("Its bounds are %g and %g.", *lo, *hi));
+}
+
+/* The mechanism argument of a translated call: the role's default mechanism. */
+static Expr *
+DpDefaultMechanism(void)
+{
+	return (Expr *) DpMechanismConst(dp_default_mechanism);
+}
+
+/* A dp aggregate call like plain aggregate a (its FILTER kept). */
+static Aggref *
+DpLike(Aggref *a, Oid fn, Oid rettype, List *args, bool star)
+{
+	return DpMakeAggref(fn, rettype, args, a->inputcollid, a->aggfilter, star);
+}
+
+/* count(DISTINCT x): only the privacy unit, counted once per unit (see units.c). */
+static Node *
+DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
+{
+	Node	   *arg = DpStrip((Node *) linitial_node(TargetEntry, a->args)->expr);
+	Var		   *v;
+
+	arg = DpStrip(DpFlattenJoinAliasVars(t->q, copyObject(arg)));
+	v = IsA(arg, Var) ? (Var *) arg : NULL;
+	if (!t->prot->has_unit || v == NULL || v->varno != t->prot_rti || v->varlevelsup != 0 ||
+		strcmp(get_attname(t->prot->relid, v->varattno, false), NameStr(t->prot->unit)) != 0)
+		DpGuardRefuse("count(DISTINCT ...) on a protected table counts only its privacy unit",
+					  t->prot->has_unit ?
+					  psprintf("Write count(DISTINCT %s): the number of persons, each counted once.", NameStr(t->prot->unit)) :
+					  "The table has no privacy unit (dp_pg.protect(table, privacy_unit => ...)).");
+	{
+		Oid			argtypes[2] = {ANYOID, DpMechanismType()};
+		Oid			fn = DpExtAggregate(t, "dp_count", 2, argtypes, &dp_count_kind);
+		Aggref	   *d = DpLike(a, fn, INT8OID, list_make2(copyObject(linitial_node(TargetEntry, a->args)->expr),
+														  DpDefaultMechanism()), false);
+
+		d->aggdistinct = copyObject(a->aggdistinct);
+		return (Node *) d;
+	}
+}
+
+/* The dp counterpart of plain aggregate a, or NULL if it is not one to translate. */
+static Node *
+DpTranslateAggref(DpTranslate *t, Aggref *a)
+{
+	Oid			mechtype;
+	Oid			fn;
+	Var		   *v;
+	double		lo,
+				hi;
+	Expr	   *x;
+
+	if (a->aggkind != AGGKIND_NORMAL || a->aggorder != NIL || a->aggdirectargs != NIL)
+		return NULL;
+	switch (a->aggfnoid)
+	{
+		case F_COUNT_:
+			if (a->aggdistinct != NIL)
+				return NULL;
+			fn = DpExtAggregate(t, "dp_count", 0, NULL, &dp_count_star_kind);
+			return (Node *) DpLike(a, fn, INT8OID, NIL, true);
+		case F_COUNT_ANY:
+			if (a->aggdistinct != NIL)
+				return DpTranslateCountDistinct(t, a);
+			mechtype = DpMechanismType();
+			{
+				Oid			argtypes[2] = {ANYOID, mechtype};
+
+				fn = DpExtAggregate(t, "dp_count", 2, argtypes, &dp_count_kind);
+			}
+			return (Node *) DpLike(a, fn, INT8OID,
+								   list_make2(copyObject(linitial_node(TargetEntry, a->args)->expr), DpDefaultMechanism()),
+								   false);
+		case F_SUM_INT2:
+		case F_SUM_INT4:
+		case F_SUM_INT8:
+		case F_SUM_FLOAT4:
+		case F_SUM_FLOAT8:
+		case F_SUM_NUMERIC:
+			{
+				Oid			argtype;
+				Oid			rettype;
+				Oid			argtypes[4];
+				const DpAggKind *kind;
+				Aggref	   *d;
+
+				if (a->aggdistinct != NIL)
+					return NULL;
+				v = DpDomainColumn(t, a, "sum");
+				DpDomainBounds(t, v, "sum", &lo, &hi);
+				x = (Expr *) copyObject(linitial_node(TargetEntry, a->args)->expr);
+				switch (a->aggfnoid)
+				{
+					case F_SUM_INT2:
+					case F_SUM_INT4:
+						argtype = a->aggfnoid == F_SUM_INT2 ? INT2OID : INT4OID;
+						rettype = INT8OID;
+						kind = &dp_sum_int_kind;
+						break;
+					case F_SUM_INT8:
+						argtype = rettype = INT8OID;
+						kind = &dp_sum_int8_kind;
+						break;
+					case F_SUM_NUMERIC:
+						argtype = rettype = NUMERICOID;
+						kind = &dp_sum_numeric_kind;
+						break;
+					default:
+						if (a->aggfnoid == F_SUM_FLOAT4)
+							x = DpCast(F_FLOAT8_FLOAT4, FLOAT8OID, x);
+						argtype = rettype = FLOAT8OID;
+						kind = &dp_sum_float8_kind;
+						break;
+				}
+				argtypes[0] = argtypes[1] = argtypes[2] = argtype;
+				argtypes[3] = DpMechanismType();
+				fn = DpExtAggregate(t, "dp_sum", 4, argtypes, kind);
+				d = DpLike(a, fn, rettype,
+						   list_make4(x, DpBoundConst(lo, argtype), DpBoundConst(hi, argtype), DpDefaultMechanism()),
+						   false);
+				/* the plain aggregate's result type */
+				if (a->aggfnoid == F_SUM_INT8)
+					return (Node *) DpCast(F_NUMERIC_INT8, NUMERICOID, (Expr *) d);
+				if (a->aggfnoid == F_SUM_FLOAT4)
+					return (Node *) DpCast(F_FLOAT4_FLOAT8, FLOAT4OID, (Expr *) d);
+				return (Node *) d;
+			}
+		case F_AVG_INT2:
+		case F_AVG_INT4:
+		case F_AVG_INT8:
+		case F_AVG_FLOAT4:
+		case F_AVG_FLOAT8:
+		case F_AVG_NUMERIC:
+			{
+				Oid			argtypes[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, InvalidOid};
+				Aggref	   *d;
+
+				if (a->aggdistinct != NIL)
+					return NULL;
+				v = DpDomainColumn(t, a, "avg");
+				DpDomainBounds(t, v, "avg", &lo, &hi);
+				x = (Expr *) copyObject(linitial_node(TargetEntry, a->args)->expr);
+				switch (a->aggfnoid)
+				{
+					case F_AVG_INT2:
+						x = DpCast(F_FLOAT8_INT2, FLOAT8OID, x);
+						break;
+					case F_AVG_INT4:
+						x = DpCast(F_FLOAT8_INT4, FLOAT8OID, x);
+						break;
+					case F_AVG_INT8:
+						x = DpCast(F_FLOAT8_INT8, FLOAT8OID, x);
+						break;
+					case F_AVG_FLOAT4:
+						x = DpCast(F_FLOAT8_FLOAT4, FLOAT8OID, x);
+						break;
+					case F_AVG_NUMERIC:
+						/* clamped in numeric first: the conversion cannot fail */
+						x = (Expr *) makeFuncExpr(DpClampFloat8Function(), FLOAT8OID,
+												  list_make3(x, DpFloat8Const(lo), DpFloat8Const(hi)),
+												  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+						break;
+					default:
+						break;
+				}
+				argtypes[3] = DpMechanismType();
+				fn = DpExtAggregate(t, "dp_avg", 4, argtypes, &dp_avg_kind);
+				d = DpLike(a, fn, FLOAT8OID,
+						   list_make4(x, DpFloat8Const(lo), DpFloat8Const(hi), DpDefaultMechanism()), false);
+				if (a->aggtype == NUMERICOID)
+					return (Node *) DpCast(F_NUMERIC_FLOAT8, NUMERICOID, (Expr *) d);
+				return (Node *) d;
+			}
+		default:
+			return NULL;
+	}
+}
+
+static Node *
+DpTranslateMutator(Node *node, DpTranslate *t)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Query))
+		return node;			/* subqueries are not translated (and refused on a protected table) */
+	if (IsA(node, Aggref) && ((Aggref *) node)->agglevelsup == 0)
+	{
+		Node	   *d = DpTranslateAggref(t, (Aggref *) node);
+
+		return d ? d : node;
+	}
+	return expression_tree_mutator(node, DpTranslateMutator, t);
+}
+
+/* The schema of extension ext (pg_extension.extnamespace). */
+static Oid
+DpExtensionSchema(Oid ext)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
+}
+
+/* Translate the plain aggregates of an analyst's query on protected table p (see above). */
+void
+DpTranslatePlainAggregates(Query *q, DpProtected *p)
+{
+	DpTranslate t;
+	ListCell   *lc;
+	int			rti = 0;
+	Oid			ext;
+
+	if (!q->hasAggs)
+		return;
+	memset(&t, 0, sizeof(t));
+	t.prot = p;
+	t.q = q;
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+		rti++;
+		if (r->rtekind == RTE_RELATION && r->relid == p->relid && t.prot_rti == 0)
+			t.prot_rti = rti;
+	}
+	ext = get_extension_oid("dp_pg", true);
+	if (t.prot_rti == 0 || !OidIsValid(ext))
+		return;
+	t.extschema = DpExtensionSchema(ext);
+	q->targetList = (List *) DpTranslateMutator((Node *) q->targetList, &t);
+	q->havingQual = DpTranslateMutator(q->havingQual, &t);
+}
+
+/*
+ * dp_pg.clamp_float8(x numeric, lower float8, upper float8): x clamped to
+ * [lower, upper], as float8.  Total (it runs on private rows): x is
+ * converted only when it lies between two finite doubles (NaN sorts above
+ * every number: upper); a value too small for a double becomes 0 instead of
+ * an error; bounds that are not finite or not ordered give NULL.
+ */
+Datum
+dp_clamp_float8(PG_FUNCTION_ARGS)
+{
+	Datum		x = PG_GETARG_DATUM(0);
+	double		lo = PG_GETARG_FLOAT8(1);
+	double		hi = PG_GETARG_FLOAT8(2);
+	char	   *text;
+	double		v;
+
+	if (!isfinite(lo) || !isfinite(hi) || lo > hi)
+		PG_RETURN_NULL();		/* never an error: it may run on private rows */
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, DirectFunctionCall1(float8_numeric, Float8GetDatum(lo)))) < 0)
+		PG_RETURN_FLOAT8(lo);
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, DirectFunctionCall1(float8_numeric, Float8GetDatum(hi)))) > 0)
+		PG_RETURN_FLOAT8(hi);
+	text = DatumGetCString(DirectFunctionCall1(numeric_out, x));
+	v = strtod(text, NULL);
+	pfree(text);
+	PG_RETURN_FLOAT8(Min(Max(v, lo), hi));
+}
+
+/* dp_pg.run_constant(x): x (the guard's marker of a run-time constant, bound before the query runs). */
+Datum
+dp_run_constant(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+}
