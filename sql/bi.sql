@@ -131,6 +131,61 @@ SELECT dp_test.bi_charges() - :charges_before AS charges;
 DEALLOCATE bi_rel;
 DEALLOCATE bi_date;
 
+-- wrappers: an outer query over a dp query is post-processing of its released
+-- rows (Metabase's "source", Superset's virtual_table, Tableau's custom SQL)
+SELECT * FROM (SELECT "region", COUNT(*) AS "count" FROM "bi"."visits" GROUP BY "region") AS "source" ORDER BY 1 LIMIT 2000;
+SELECT sum(n) AS total, count(*) AS groups FROM (SELECT region, count(*) AS n FROM bi.visits GROUP BY region) AS virtual_table LIMIT 10000;
+SELECT region, n, sum(n) OVER (ORDER BY region) AS running
+FROM (SELECT region, count(*) AS n FROM bi.visits GROUP BY region) s ORDER BY region;
+SELECT "Custom SQL Query"."region", "Custom SQL Query".n > 0 AS positive
+FROM (SELECT region, count(*) AS n FROM bi.visits GROUP BY region) "Custom SQL Query"
+WHERE "Custom SQL Query".n > -1000 ORDER BY 1;
+SELECT * FROM (SELECT * FROM (SELECT region, count(*) AS n FROM bi.visits GROUP BY region) a) b ORDER BY 1;
+SELECT 'total' AS what, count(*) AS n FROM bi.visits UNION ALL SELECT 'none', 0 ORDER BY 1;
+SELECT * FROM dp_test.bi_sites();
+-- a subquery that only filters and projects the table (a dataset's SQL) is
+-- flattened into the dp query around it
+SELECT region, COUNT(*) AS count FROM (SELECT * FROM bi.visits WHERE age > 30) AS virtual_table
+GROUP BY region ORDER BY region LIMIT 10000;
+SELECT dp_test.bi_close(sum("Custom SQL Query"."amount"), 514500, 25 * 50) AS sum_close
+FROM (SELECT region, amount FROM bi.visits ORDER BY id) "Custom SQL Query";
+SELECT count(*) FROM (SELECT * FROM (SELECT id, age FROM bi.visits) a WHERE age > 30) b;
+SELECT * FROM dp_test.bi_sites();
+-- column probes: the columns and no row, nothing charged
+SELECT dp_test.bi_charges() AS charges_before \gset
+SELECT * FROM (SELECT region, count(*) AS n FROM bi.visits GROUP BY region) AS "source" LIMIT 0;
+SELECT * FROM (SELECT region, count(*) AS n FROM bi.visits GROUP BY region) AS "Custom SQL Query" WHERE 1 <> 1;
+SELECT * FROM bi.visits LIMIT 0;
+SELECT * FROM bi.visits WHERE (1 = 0);
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+-- (an aggregate without GROUP BY has its one row even over no rows: released, charged)
+SELECT count(*) AS n FROM bi.visits WHERE 1 <> 1;
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+-- still refused: raw rows through a wrapper, a LIMIT inside, a second read
+SELECT * FROM (SELECT * FROM bi.visits) s;
+SELECT count(*) FROM (SELECT * FROM bi.visits LIMIT 10) s;
+SELECT count(*) FROM (SELECT amount * 2 AS a FROM bi.visits) s WHERE a > 1;
+SELECT s.n + t.n FROM (SELECT count(*) AS n FROM bi.visits) s, (SELECT count(*) AS n FROM bi.visits) t;
+SELECT * FROM (SELECT region, count(*) AS n FROM bi.visits GROUP BY region) s,
+	LATERAL (SELECT count(*) FROM bi.visits v WHERE v.region = s.region) x;
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+
+-- the LEFT JOIN to a dimension table on its unique key that BI tools write:
+-- every visit once, with its label or NULL
+RESET ROLE;
+CREATE TABLE bi.dim (region text PRIMARY KEY, label text);
+INSERT INTO bi.dim VALUES ('north', 'N'), ('south', 'S');
+GRANT SELECT ON bi.dim TO dp_bi_analyst;
+SET ROLE dp_bi_analyst;
+SELECT "dim"."label" AS "label", COUNT(*) AS "count" FROM "bi"."visits"
+LEFT JOIN "bi"."dim" "dim" ON "bi"."visits"."region" = "dim"."region"
+GROUP BY "dim"."label" ORDER BY "dim"."label" ASC NULLS LAST;
+SELECT count(*) FROM bi.dim d RIGHT JOIN bi.visits v ON d.region = v.region;
+-- refused: the public table preserved, a full join, a LEFT JOIN not on its key
+SELECT count(*) FROM bi.dim d LEFT JOIN bi.visits v ON d.region = v.region;
+SELECT count(*) FROM bi.visits v FULL JOIN bi.dim d ON d.region = v.region;
+SELECT count(*) FROM bi.visits v LEFT JOIN bi.dim d ON d.label = v.region;
+
 -- count(DISTINCT <privacy unit>): persons, each once per group
 SELECT count(DISTINCT person_id) AS persons FROM bi.people;
 SELECT * FROM dp_test.bi_sites();

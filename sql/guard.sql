@@ -513,7 +513,8 @@ SELECT r.population, abs(dp_count(*) - 250) <= 25 AS close
 FROM patients p JOIN regions r ON r.region = p.region GROUP BY r.population ORDER BY 1;
 SELECT dp_test.g_err(q) AS refused, q AS statement FROM unnest(ARRAY[
 	$q$SELECT dp_count(*) FROM patients p JOIN regions r ON r.population = p.age$q$,
-	$q$SELECT dp_count(*) FROM patients p LEFT JOIN regions r ON r.region = p.region$q$,
+	$q$SELECT dp_count(*) FROM patients p FULL JOIN regions r ON r.region = p.region$q$,
+	$q$SELECT dp_count(*) FROM patients p LEFT JOIN regions r ON r.population = p.age$q$,
 	$q$SELECT dp_count(*) FROM patients p JOIN regions r ON r.region = p.region WHERE r.population / (p.age - 30) > 0$q$,
 	$q$SELECT r.population + p.age, dp_count(*) FROM patients p JOIN regions r ON r.region = p.region GROUP BY 1$q$,
 	$q$SELECT dp_count(*) FROM patients p JOIN ana.rls_keys k ON k.id = p.id$q$,
@@ -611,10 +612,13 @@ SELECT dp_test.g_err(q) AS result, q AS statement FROM unnest(ARRAY[
 SELECT dp_test.g_err(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$SELECT dp_count(*), (SELECT count(*) FROM patients) FROM patients$q$,
 	$q$SELECT (SELECT dp_count(*) FROM patients)$q$,
-	$q$SELECT dp_count(*) FROM (SELECT * FROM patients) s$q$,
+	-- (a subquery that only filters and projects is flattened into the dp query,
+	-- and a dp query may be wrapped: sql/bi.sql; these stay refused)
+	$q$SELECT dp_count(*) FROM (SELECT *, 1 / (age - 30) AS x FROM patients) s WHERE x > 0$q$,
 	$q$SELECT dp_count(*) FROM (SELECT * FROM patients WHERE sensitive LIMIT 1) s$q$,
 	$q$SELECT dp_count(*) FROM (SELECT * FROM patients UNION ALL SELECT * FROM patients) s$q$,
-	$q$SELECT * FROM (SELECT dp_count(*) AS n FROM patients) s$q$,
+	$q$SELECT * FROM (SELECT name FROM patients) s$q$,
+	$q$SELECT s.n, (SELECT dp_count(*) FROM patients) FROM (SELECT dp_count(*) AS n FROM patients) s$q$,
 	$q$SELECT dp_count(*) FROM patients WHERE id IN (SELECT id FROM patients WHERE sensitive)$q$,
 	$q$SELECT dp_count(*) FROM patients p WHERE EXISTS (SELECT 1 FROM patients q WHERE q.id = p.id + 1 AND q.sensitive)$q$,
 	$q$SELECT dp_count(*) FROM patients WHERE age > (SELECT avg(age) FROM patients)$q$,
@@ -665,8 +669,8 @@ SELECT dp_test.g_err(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$SELECT dp_count(*) FROM patients p JOIN ana.mine m ON m.id = p.id$q$,
 	$q$SELECT dp_count(*) FROM patients p, pg_class c WHERE c.relname = p.name$q$,
 	$q$SELECT dp_count(*) FROM patients UNION ALL SELECT dp_count(*) FROM patients$q$,
-	$q$SELECT dp_count(*) FROM patients UNION SELECT 1$q$,
-	$q$SELECT 1 UNION ALL SELECT dp_count(*) FROM patients$q$,
+	$q$SELECT name FROM patients UNION SELECT 'x'$q$,
+	$q$SELECT 1 UNION ALL SELECT dp_count(*) FROM patients UNION ALL SELECT dp_count(*) FROM patients$q$,
 	$q$SELECT name FROM patients INTERSECT SELECT 'patient 10'$q$,
 	$q$SELECT region FROM regions EXCEPT SELECT region FROM patients$q$,
 	$q$SELECT dp_count(*) FROM patients WHERE sensitive EXCEPT SELECT dp_count(*) FROM patients$q$,

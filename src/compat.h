@@ -134,6 +134,49 @@ DpFlattenGroupVars(Query *q)
 #endif
 }
 
+/* ReplaceVarsFromTargetList (18 added the result relation, 0: none). */
+#include "rewrite/rewriteManip.h"
+#if PG_VERSION_NUM >= 180000
+#define DpReplaceVarsFromTargetList(node, varno, up, rte, tlist, nomatch, nomatch_varno, hassub) \
+	ReplaceVarsFromTargetList((node), (varno), (up), (rte), (tlist), 0, (nomatch), (nomatch_varno), (hassub))
+#else
+#define DpReplaceVarsFromTargetList(node, varno, up, rte, tlist, nomatch, nomatch_varno, hassub) \
+	ReplaceVarsFromTargetList((node), (varno), (up), (rte), (tlist), (nomatch), (nomatch_varno), (hassub))
+#endif
+
+/*
+ * The permission info of range-table entry rte of src moves to dst (which
+ * takes rte over): from 16 on, appended to dst's list and re-indexed.
+ */
+static inline void
+DpMovePermInfo(Query *dst, Query *src, RangeTblEntry *rte)
+{
+#if PG_VERSION_NUM >= 160000
+	if (rte->perminfoindex != 0)
+	{
+		RTEPermissionInfo *pi = getRTEPermissionInfo(src->rteperminfos, rte);
+
+		dst->rteperminfos = lappend(dst->rteperminfos, pi);
+		rte->perminfoindex = list_length(dst->rteperminfos);
+	}
+#else
+	(void) dst;
+	(void) src;
+	(void) rte;
+#endif
+}
+
+/* q reads no relation any more: drop its permission infos (16+). */
+static inline void
+DpClearPermInfos(Query *q)
+{
+#if PG_VERSION_NUM >= 160000
+	q->rteperminfos = NIL;
+#else
+	(void) q;
+#endif
+}
+
 /* q no longer groups through its RTE_GROUP entry (its Vars were flattened). */
 static inline void
 DpClearGroupRTE(Query *q)

@@ -6,9 +6,13 @@
  *   1. superusers' sessions: only the per-unit bounding that every role's dp
  *      queries on a table with a privacy unit get (units.c);
  *   2. everyone else: sizes and counters masked (stats.c);
- *   3. an analyst's query that reads a protected table: that read must be in
- *      the top level's FROM; its plain count / sum / avg become dp
- *      aggregates (translate.c); the query must have the accepted shape
+ *   3. an analyst's query that reads a protected table: a column probe
+ *      (LIMIT 0, constant-false WHERE) becomes an empty query reading
+ *      nothing; else that read must be in the FROM of the dp query, which is
+ *      the top level or a FROM-subquery it wraps (the levels around it are
+ *      post-processing), after FROM-subqueries that only filter and project
+ *      the table are flattened; its plain count / sum / avg become dp
+ *      aggregates (translate.c); the dp query must have the accepted shape
  *      (shape.c); it is split into the DP level and post-processing
  *      (release.c); the DP level reads the table with its owner's rights,
  *      for this plan only; its GROUP BY lists every public key or goes
@@ -23,7 +27,9 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/syscache.h"
 
@@ -76,26 +82,188 @@ DpGuardBoundTrusted(Query *parse, List *prot, DpPlanCheck *check)
 	check->bounded = true;
 }
 
-/* An analyst's query that reads a protected table: validate, split, rewrite. */
-static void
-DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
+/*
+ * A column probe: a query whose answer has no row whatever the data (LIMIT 0,
+ * or a WHERE that is constantly false or NULL on a query without
+ * aggregates), as BI tools send to learn a query's columns.  It is replaced
+ * by a query of the same columns and no row that reads nothing: nothing is
+ * charged, nothing evaluated.
+ */
+static bool
+DpIsColumnProbe(Query *q)
 {
-	int			reads = DpReadsProtected(parse);
+	Node	   *quals;
+
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL || q->setOperations != NULL ||
+		q->rowMarks != NIL || q->hasModifyingCTE)
+		return false;
+	if (q->limitCount != NULL && !contain_volatile_functions(q->limitCount) && !q->hasSubLinks)
+	{
+		Node	   *limit = eval_const_expressions(NULL, copyObject(q->limitCount));
+
+		/* LIMIT 0 (an int4 literal is a cast to int8 until folded) */
+		if (IsA(limit, Const) && !((Const *) limit)->constisnull &&
+			DatumGetInt64(((Const *) limit)->constvalue) == 0)
+			return true;
+	}
+	if (q->hasAggs || q->groupClause != NIL || q->groupingSets != NIL || q->havingQual != NULL ||
+		q->hasTargetSRFs || q->jointree == NULL || q->jointree->quals == NULL ||
+		q->hasSubLinks || contain_volatile_functions(q->jointree->quals))
+		return false;
+	quals = eval_const_expressions(NULL, copyObject(q->jointree->quals));
+	return IsA(quals, Const) && (((Const *) quals)->constisnull || !DatumGetBool(((Const *) quals)->constvalue));
+}
+
+/* Make q a query of the same columns and no row, reading nothing. */
+static void
+DpEmptyProbe(Query *q)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+
+		te->expr = (Expr *) makeNullConst(exprType((Node *) te->expr), exprTypmod((Node *) te->expr),
+										  exprCollation((Node *) te->expr));
+		te->resorigtbl = InvalidOid;
+		te->resorigcol = 0;
+		te->ressortgroupref = 0;
+	}
+	q->rtable = NIL;
+	DpClearPermInfos(q);
+	q->cteList = NIL;
+	q->jointree = makeFromExpr(NIL, (Node *) makeBoolConst(false, false));
+	q->groupClause = NIL;
+	q->groupingSets = NIL;
+	q->havingQual = NULL;
+	q->windowClause = NIL;
+	q->distinctClause = NIL;
+	q->sortClause = NIL;
+	q->limitCount = NULL;
+	q->limitOffset = NULL;
+	q->hasAggs = false;
+	q->hasWindowFuncs = false;
+	q->hasTargetSRFs = false;
+	q->hasSubLinks = false;
+	q->hasDistinctOn = false;
+	q->hasRecursive = false;
+	q->hasRowSecurity = false;
+	DpClearGroupRTE(q);
+}
+
+/*
+ * The FROM-subquery of q that reads the protected table (directly, or in a
+ * subquery of its own FROM), or NULL.  A wrapper - an outer query over a dp
+ * query, as BI tools write around a custom SQL question - is post-processing
+ * of the dp query's released rows: it sees nothing else.
+ */
+static RangeTblEntry *
+DpWrappedDpQuery(Query *q)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+		if (r->rtekind == RTE_SUBQUERY && r->subquery != NULL && DpReadsProtected(r->subquery) > 0)
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * A FROM-subquery that only filters and projects the protected table (what a
+ * BI tool wraps around a dataset's SQL: SELECT region, count(*) FROM (SELECT
+ * * FROM visits WHERE ... [ORDER BY ...]) AS virtual_table GROUP BY region) is flattened
+ * into the query around it: the subquery's entry becomes the table itself,
+ * the outer query's references to its columns become the subquery's
+ * expressions and its WHERE joins the outer WHERE.  The result is checked
+ * as if written so: the subquery's expressions are row expressions there.
+ * Returns true if it flattened one.
+ */
+static bool
+DpFlattenRawSubquery(Query *q, List *prot)
+{
+	int			rti = 0;
+	ListCell   *lc;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+		Query	   *sq = r->subquery;
+		RangeTblEntry *inner;
+		Node	   *quals;
+
+		rti++;
+		/* a dataset's SQL may itself select from a subquery: flatten from the inside out */
+		if (r->rtekind == RTE_SUBQUERY && sq != NULL && !r->lateral && !r->security_barrier)
+			(void) DpFlattenRawSubquery(sq, prot);
+		if (r->rtekind != RTE_SUBQUERY || sq == NULL || r->lateral || r->security_barrier ||
+			sq->commandType != CMD_SELECT || sq->utilityStmt != NULL || sq->setOperations != NULL ||
+			sq->cteList != NIL || sq->hasAggs || sq->hasWindowFuncs || sq->hasTargetSRFs ||
+			sq->hasSubLinks || sq->groupClause != NIL || sq->groupingSets != NIL || sq->havingQual != NULL ||
+			sq->distinctClause != NIL || sq->limitCount != NULL ||
+			sq->limitOffset != NULL || sq->rowMarks != NIL || sq->hasForUpdate || sq->hasRowSecurity ||
+			list_length(sq->rtable) != 1 || sq->jointree == NULL ||
+			list_length(sq->jointree->fromlist) != 1 || !IsA(linitial(sq->jointree->fromlist), RangeTblRef))
+			continue;
+		inner = linitial_node(RangeTblEntry, sq->rtable);
+		if (inner->rtekind != RTE_RELATION || DpFindProtected(prot, inner->relid) == NULL)
+			continue;
+		sq = copyObject(sq);
+		inner = linitial_node(RangeTblEntry, sq->rtable);
+		/* an ORDER BY without LIMIT orders nothing the outer query keeps: dropped */
+		/* the subquery's expressions and WHERE, as expressions of entry rti of q */
+		ChangeVarNodes((Node *) sq->targetList, 1, rti, 0);
+		quals = sq->jointree->quals;
+		ChangeVarNodes(quals, 1, rti, 0);
+		/* every reference (select list, WHERE, HAVING, joins' alias lists, 18's grouping entry, sublinks) */
+		{
+			Query	   *nq = (Query *) DpReplaceVarsFromTargetList((Node *) q, rti, 0, r, sq->targetList,
+																   REPLACEVARS_REPORT_ERROR, 0, &q->hasSubLinks);
+
+			memcpy(q, nq, sizeof(Query));
+		}
+		if (quals != NULL)
+			q->jointree->quals = q->jointree->quals ?
+				(Node *) makeBoolExpr(AND_EXPR, list_make2(quals, q->jointree->quals), -1) : quals;
+		/* the entry is the table now (its alias kept for messages) */
+		inner->alias = makeAlias(r->eref->aliasname, NIL);
+		inner->eref->aliasname = r->eref->aliasname;
+		inner->inFromCl = r->inFromCl;
+		DpMovePermInfo(q, sq, inner);
+		lfirst(list_nth_cell(q->rtable, rti - 1)) = inner;
+		q->hasSubLinks |= sq->hasSubLinks;
+		return true;
+	}
+	return false;
+}
+
+/* The DP query of an analyst's query (q itself, or the query it wraps), processed. */
+static void
+DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
+{
 	DpProtected *p;
 	DpShape		shape;
 	Query	   *d;
 	DpUnitBound ub;
 
-	if (reads == 0)
+	p = DpTopLevelProtected(parse, prot);
+	if (p == NULL && DpFlattenRawSubquery(parse, prot))
+		p = DpTopLevelProtected(parse, prot);
+	if (p == NULL)
 	{
-		DpGuardBoundTrusted(parse, prot, check);	/* dp_pg.privacy_unit on an analyst's own table */
+		RangeTblEntry *sub = DpWrappedDpQuery(parse);
+
+		if (sub == NULL || sub->lateral || depth >= 8)
+			DpGuardRefuse("a protected table may only be read by a dp query in FROM",
+						  "The dp query may be wrapped in outer queries (FROM (<dp query>) AS s); "
+						  "CTEs, scalar subqueries, set operations and LATERAL could release rows or a second result.");
+		DpGuardDpQuery(sub->subquery, prot, check, depth + 1);
 		return;
 	}
-	p = DpTopLevelProtected(parse, prot);
-	if (p == NULL || reads > 1)
-		DpGuardRefuse(reads > 1 ? "a dp query reads exactly one protected table, once" :
-					  "a protected table may only be read in the outermost query",
-					  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.");
 	DpTranslatePlainAggregates(parse, p);
 	DpShapeValidate(parse, p, &shape);
 	d = DpReleaseSplit(parse, &shape);
@@ -107,6 +275,28 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 	}
 	else
 		DpGroupRelease(d, p->relid);
+}
+
+/* An analyst's query that reads a protected table: validate, split, rewrite. */
+static void
+DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
+{
+	int			reads = DpReadsProtected(parse);
+
+	if (reads == 0)
+	{
+		DpGuardBoundTrusted(parse, prot, check);	/* dp_pg.privacy_unit on an analyst's own table */
+		return;
+	}
+	if (DpIsColumnProbe(parse))
+	{
+		DpEmptyProbe(parse);
+		return;
+	}
+	if (reads > 1)
+		DpGuardRefuse("a dp query reads exactly one protected table, once",
+					  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.");
+	DpGuardDpQuery(parse, prot, check, 0);
 }
 
 /* Before planning: masking, validation, the release level and its rewrites. */

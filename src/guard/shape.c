@@ -6,7 +6,7 @@
  *
  *   SELECT <expressions over GROUP BY keys, dp aggregates, constants>
  *   FROM <the protected table>
- *        [JOIN <public table> ON <its unique key> = <protected column> ...]
+ *        [[LEFT] JOIN <public table> ON <its unique key> = <protected column> ...]
  *   [WHERE <row predicate>] [GROUP BY <columns>]
  *   [HAVING ...] [WINDOW ...] [ORDER BY ...] [DISTINCT ...] [LIMIT / OFFSET]
  *
@@ -475,9 +475,34 @@ DpAddConjuncts(List **list, Node *qual)
 		*list = lappend(*list, qual);
 }
 
-/* Check (and fold) the quals of a join tree of inner joins, collecting its conjuncts. */
+/* True if the join tree node reads range-table entry rti. */
+static bool
+DpJoinTreeHas(Node *node, int rti)
+{
+	if (IsA(node, RangeTblRef))
+		return ((RangeTblRef *) node)->rtindex == rti;
+	if (IsA(node, JoinExpr))
+		return DpJoinTreeHas(((JoinExpr *) node)->larg, rti) || DpJoinTreeHas(((JoinExpr *) node)->rarg, rti);
+	if (IsA(node, FromExpr))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((FromExpr *) node)->fromlist)
+			if (DpJoinTreeHas(lfirst(lc), rti))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Check (and fold) the quals of a join tree, collecting its conjuncts: inner
+ * joins, and the LEFT JOIN from the protected table (its side preserved) to
+ * one public table that BI tools write (RIGHT JOIN mirrored): every protected
+ * row comes out once, joined to at most one public row (its unique key,
+ * checked with the other joins') or to NULLs, as for the inner join.
+ */
 static void
-DpCheckJoinTree(Node *node, List **quals, DpRowContext *cxt)
+DpCheckJoinTree(Node *node, List **quals, DpRowContext *cxt, int prot_rti)
 {
 	if (IsA(node, RangeTblRef))
 		return;
@@ -487,23 +512,31 @@ DpCheckJoinTree(Node *node, List **quals, DpRowContext *cxt)
 		ListCell   *lc;
 
 		foreach(lc, f->fromlist)
-			DpCheckJoinTree(lfirst(lc), quals, cxt);
+			DpCheckJoinTree(lfirst(lc), quals, cxt, prot_rti);
 		f->quals = DpRowExpr(f->quals, cxt);
 		DpAddConjuncts(quals, f->quals);
 		return;
 	}
-	if (IsA(node, JoinExpr) && ((JoinExpr *) node)->jointype == JOIN_INNER)
+	if (IsA(node, JoinExpr))
 	{
 		JoinExpr   *j = (JoinExpr *) node;
+		bool		ok = j->jointype == JOIN_INNER;
 
-		DpCheckJoinTree(j->larg, quals, cxt);
-		DpCheckJoinTree(j->rarg, quals, cxt);
-		j->quals = DpRowExpr(j->quals, cxt);
-		DpAddConjuncts(quals, j->quals);
-		return;
+		if (j->jointype == JOIN_LEFT)
+			ok = DpJoinTreeHas(j->larg, prot_rti) && IsA(j->rarg, RangeTblRef);
+		else if (j->jointype == JOIN_RIGHT)
+			ok = DpJoinTreeHas(j->rarg, prot_rti) && IsA(j->larg, RangeTblRef);
+		if (ok)
+		{
+			DpCheckJoinTree(j->larg, quals, cxt, prot_rti);
+			DpCheckJoinTree(j->rarg, quals, cxt, prot_rti);
+			j->quals = DpRowExpr(j->quals, cxt);
+			DpAddConjuncts(quals, j->quals);
+			return;
+		}
 	}
-	DpGuardRefuse("only inner joins with public tables are allowed on a protected table",
-				  "Outer joins could release rows of the public table for keys that depend on private rows.");
+	DpGuardRefuse("only inner joins, and LEFT JOINs from the protected table, with public tables are allowed on a protected table",
+				  "Other outer joins could release rows of the public table for keys that depend on private rows.");
 }
 
 /* The Var under binary-compatible relabelling, or NULL. */
@@ -948,7 +981,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 
 	/* row predicates of WHERE and every join (constants computed now); each public table on a unique key */
 	cxt.row.where = "the WHERE or JOIN clause";
-	DpCheckJoinTree((Node *) q->jointree, &quals, &cxt.row);
+	DpCheckJoinTree((Node *) q->jointree, &quals, &cxt.row, shape->prot_rti);
 	rti = 0;
 	foreach(lc, q->rtable)
 	{
