@@ -128,6 +128,16 @@ SELECT dp_test.bi_charges() AS charges_before \gset
 EXECUTE bi_date('not a date');
 SELECT count(*) FROM bi.visits WHERE age > (CASE WHEN now() IS NOT NULL THEN 'x' END)::int;
 SELECT dp_test.bi_charges() - :charges_before AS charges;
+-- lower() / upper() of a column, a bound LIKE pattern (checked before the query runs)
+SELECT count(*) AS lower_like FROM bi.visits WHERE lower(region) LIKE 'nor%';
+SET plan_cache_mode = force_generic_plan;
+PREPARE bi_like(text) AS SELECT count(*) AS n FROM bi.visits WHERE lower(region) LIKE lower($1);
+EXECUTE bi_like('SO%');
+SELECT dp_test.bi_charges() AS charges_before \gset
+EXECUTE bi_like('so\');
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+RESET plan_cache_mode;
+DEALLOCATE bi_like;
 DEALLOCATE bi_rel;
 DEALLOCATE bi_date;
 

@@ -659,6 +659,10 @@ REVOKE EXECUTE ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) FR
 -- anywhere else it is the identity
 CREATE FUNCTION dp_pg.run_constant(anyelement) RETURNS anyelement
 	AS 'MODULE_PATHNAME', 'dp_run_constant' LANGUAGE C STABLE PARALLEL SAFE;
+-- a bound LIKE pattern ($1 in name LIKE $1): computed and checked (no trailing
+-- escape character) once before the query runs, like a run-time constant
+CREATE FUNCTION dp_pg.run_like_pattern(text) RETURNS text
+	AS 'MODULE_PATHNAME', 'dp_run_constant' LANGUAGE C STABLE PARALLEL SAFE;
 
 -- a numeric value clamped to [lower, upper] as float8, never an error (the
 -- argument of a translated avg over a numeric column)

@@ -59,6 +59,7 @@
 #include "optimizer/optimizer.h"
 #include "utils/inval.h"
 #include "nodes/makefuncs.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -1060,9 +1061,19 @@ DpRunConstantFunction(void)
 	return LookupFuncName(list_make2(makeString("dp_pg"), makeString("run_constant")), 1, argtypes, true);
 }
 
+/* dp_pg.run_like_pattern(text), or InvalidOid. */
+Oid
+DpRunLikePatternFunction(void)
+{
+	Oid			argtypes[1] = {TEXTOID};
+
+	return LookupFuncName(list_make2(makeString("dp_pg"), makeString("run_like_pattern")), 1, argtypes, true);
+}
+
 typedef struct DpRunConstContext
 {
 	Oid			fn;
+	Oid			likefn;			/* dp_pg.run_like_pattern: the value is a LIKE pattern */
 	ExprContext *econtext;
 	MemoryContext cxt;
 } DpRunConstContext;
@@ -1072,7 +1083,8 @@ DpRunConstMutator(Node *node, DpRunConstContext *c)
 {
 	if (node == NULL)
 		return NULL;
-	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == c->fn)
+	if (IsA(node, FuncExpr) && (((FuncExpr *) node)->funcid == c->fn ||
+								 (OidIsValid(c->likefn) && ((FuncExpr *) node)->funcid == c->likefn)))
 	{
 		FuncExpr   *f = (FuncExpr *) node;
 		Expr	   *arg = linitial(f->args);
@@ -1090,6 +1102,11 @@ DpRunConstMutator(Node *node, DpRunConstContext *c)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("dp_pg.run_constant takes an expression of constants, bound parameters and stable functions")));
 		v = ExecEvalExprSwitchContext(ExecInitExpr(arg, NULL), c->econtext, &isnull);
+		if (f->funcid == c->likefn && !isnull && !DpLikePatternComplete(TextDatumGetCString(v)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_ESCAPE_SEQUENCE),
+					 errmsg("this LIKE pattern ends with its escape character"),
+					 errdetail("A bound pattern is checked before the query runs: it would fail only on the rows that reach its end.  Nothing was charged.")));
 		get_typlenbyval(type, &typlen, &typbyval);
 		old = MemoryContextSwitchTo(c->cxt);
 		node = (Node *) makeConst(type, exprTypmod((Node *) f), f->funccollid, typlen,
@@ -1185,7 +1202,10 @@ DpBindRunConstants(QueryDesc *queryDesc)
 	if (!DpSessionIsAnalyst())
 		return;
 	c.fn = DpRunConstantFunction();
-	if (!OidIsValid(c.fn) || !DpPlanCallsFunction(queryDesc->plannedstmt, c.fn))
+	c.likefn = DpRunLikePatternFunction();
+	if (!OidIsValid(c.fn) ||
+		(!DpPlanCallsFunction(queryDesc->plannedstmt, c.fn) &&
+		 (!OidIsValid(c.likefn) || !DpPlanCallsFunction(queryDesc->plannedstmt, c.likefn))))
 		return;
 	c.cxt = GetMemoryChunkContext(queryDesc);
 	c.econtext = CreateStandaloneExprContext();
@@ -1202,7 +1222,8 @@ DpBindRunConstants(QueryDesc *queryDesc)
 		FreeExprContext(c.econtext, true);
 	}
 	PG_END_TRY();
-	if (DpPlanCallsFunction(queryDesc->plannedstmt, c.fn))
+	if (DpPlanCallsFunction(queryDesc->plannedstmt, c.fn) ||
+		(OidIsValid(c.likefn) && DpPlanCallsFunction(queryDesc->plannedstmt, c.likefn)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("a run-time constant of this query could not be evaluated before it runs"),

@@ -152,6 +152,8 @@ DpEmptyProbe(Query *q)
 	DpClearGroupRTE(q);
 }
 
+static bool DpIsExpandedView(RangeTblEntry *r);
+
 /*
  * The FROM-subquery of q that reads the protected table (directly, or in a
  * subquery of its own FROM), or NULL.  A wrapper - an outer query over a dp
@@ -167,10 +169,36 @@ DpWrappedDpQuery(Query *q)
 	{
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
 
-		if (r->rtekind == RTE_SUBQUERY && r->subquery != NULL && DpReadsProtected(r->subquery) > 0)
+		if (r->rtekind == RTE_SUBQUERY && r->subquery != NULL && !DpIsExpandedView(r) &&
+			DpReadsProtected(r->subquery) > 0)
 			return r;
 	}
 	return NULL;
+}
+
+/*
+ * True if range-table entry r is an expanded view: from 16 on it keeps the
+ * view's relkind; on 15 its query holds the view itself as a placeholder
+ * entry.  Views over protected tables are not unwrapped (yet): their queries
+ * stay where the guard refuses a protected table.
+ */
+static bool
+DpIsExpandedView(RangeTblEntry *r)
+{
+	ListCell   *lc;
+
+	if (r->relkind == RELKIND_VIEW)
+		return true;
+	if (r->subquery == NULL)
+		return false;
+	foreach(lc, r->subquery->rtable)
+	{
+		RangeTblEntry *e = lfirst_node(RangeTblEntry, lc);
+
+		if (e->rtekind == RTE_RELATION && e->relkind == RELKIND_VIEW)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -197,11 +225,11 @@ DpFlattenRawSubquery(Query *q, List *prot)
 		Node	   *quals;
 
 		rti++;
+		if (r->rtekind != RTE_SUBQUERY || sq == NULL || r->lateral || r->security_barrier || DpIsExpandedView(r))
+			continue;
 		/* a dataset's SQL may itself select from a subquery: flatten from the inside out */
-		if (r->rtekind == RTE_SUBQUERY && sq != NULL && !r->lateral && !r->security_barrier)
-			(void) DpFlattenRawSubquery(sq, prot);
-		if (r->rtekind != RTE_SUBQUERY || sq == NULL || r->lateral || r->security_barrier ||
-			sq->commandType != CMD_SELECT || sq->utilityStmt != NULL || sq->setOperations != NULL ||
+		(void) DpFlattenRawSubquery(sq, prot);
+		if (sq->commandType != CMD_SELECT || sq->utilityStmt != NULL || sq->setOperations != NULL ||
 			sq->cteList != NIL || sq->hasAggs || sq->hasWindowFuncs || sq->hasTargetSRFs ||
 			sq->hasSubLinks || sq->groupClause != NIL || sq->groupingSets != NIL || sq->havingQual != NULL ||
 			sq->distinctClause != NIL || sq->limitCount != NULL ||

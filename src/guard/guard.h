@@ -217,6 +217,9 @@ extern void DpShapeValidate(Query *q, DpProtected *target, DpShape *shape);
  */
 extern void DpTranslatePlainAggregates(Query *q, DpProtected *p);
 
+/* False if a LIKE pattern ends with its escape character (it would fail on the rows that reach its end). */
+extern bool DpLikePatternComplete(const char *p);
+
 /* dp_pg.clamp_float8(numeric, float8, float8), total; InvalidOid if absent. */
 extern Oid	DpClampFloat8Function(void);
 

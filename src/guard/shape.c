@@ -294,24 +294,30 @@ DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *whe
 static void
 DpCheckLikePattern(Const *pattern, const char *where)
 {
-	char	   *p;
-	int			len;
-
 	if (pattern->constisnull)
 		return;
-	p = TextDatumGetCString(pattern->constvalue);
-	len = strlen(p);
+	if (!DpLikePatternComplete(TextDatumGetCString(pattern->constvalue)))
+		DpGuardRefuse("this LIKE pattern ends with its escape character",
+					  psprintf("It would fail only on the rows that reach its end (%s).", where));
+}
+
+/* False if LIKE pattern p ends with its escape character (see guard.h). */
+bool
+DpLikePatternComplete(const char *p)
+{
+	int			len = strlen(p);
+
 	for (int i = 0; i < len;)
 	{
 		if (p[i] == '\\')
 		{
 			if (i + 1 >= len)
-				DpGuardRefuse("this LIKE pattern ends with its escape character",
-							  psprintf("It would fail only on the rows that reach its end (%s).", where));
+				return false;
 			i++;
 		}
 		i += pg_mblen(p + i);
 	}
+	return true;
 }
 
 static Node *DpRowExprMutator(Node *node, DpRowContext *cxt);
@@ -392,6 +398,11 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 						if (f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST)
 							return expression_tree_mutator(node, DpRowExprMutator, cxt);
 						break;
+					case F_LOWER_TEXT:
+					case F_UPPER_TEXT:
+						/* case mapping of valid text under a collation opened now cannot fail */
+						DpCheckCollation(f->inputcollid, TEXTOID, false, where);
+						return expression_tree_mutator(node, DpRowExprMutator, cxt);
 					default:
 						break;
 				}
@@ -421,10 +432,20 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 										   get_opname(op->opno) ? get_opname(op->opno) : "?", where));
 				if (is_like)
 				{
-					if (!IsA(lsecond(op->args), Const))
-						DpGuardRefuse("a LIKE pattern must be a constant",
-									  psprintf("Found a pattern built from table columns or parameters in %s.", where));
-					DpCheckLikePattern(lsecond_node(Const, op->args), where);
+					Node	   *pat = lsecond(op->args);
+
+					/* a bound or run-time pattern: checked once before the query runs (callsite.c) */
+					if (IsA(pat, FuncExpr) && ((FuncExpr *) pat)->funcid == DpRunConstantFunction())
+						pat = linitial(((FuncExpr *) pat)->args);
+					if ((IsA(pat, Param) || !IsA(pat, Const)) && exprType(pat) == TEXTOID &&
+						!contain_var_clause(pat) && OidIsValid(DpRunLikePatternFunction()))
+						lsecond(op->args) = makeFuncExpr(DpRunLikePatternFunction(), TEXTOID, list_make1(pat),
+														 exprCollation(pat), exprCollation(pat), COERCE_EXPLICIT_CALL);
+					else if (!IsA(pat, Const))
+						DpGuardRefuse("a LIKE pattern must be a constant or a bound parameter",
+									  psprintf("Found a pattern built from table columns in %s.", where));
+					else
+						DpCheckLikePattern((Const *) pat, where);
 				}
 				DpCheckCollation(op->inputcollid, exprType(linitial(op->args)), is_like, where);
 				return (Node *) op;

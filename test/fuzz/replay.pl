@@ -8,7 +8,9 @@
 #           (--touch), or calls a function over one (--functions: named and
 #           called, as pg_stat_get_xact_function_calls counts them; needs
 #           track_functions = all), and succeeds has made the analyst's ledger
-#           charges grow.
+#           charges grow, unless it read nothing protected (a column probe:
+#           EXPLAIN of it succeeds as the analyst, which the guard refuses for
+#           any plan that reads a protected table).
 #
 #   perl replay.pl --host DIR --port N --db DB --analyst ROLE --superuser ROLE
 #                  --secrets FILE --touch REGEX --functions NAME,... --out DIR
@@ -266,6 +268,26 @@ for my $st (@stmts) {
 		my %seen;
 		push @why, "leak: " . join('; ', grep { !$seen{$_}++ } @leaks) .
 			($charged > 0 ? " (statement was charged)" : " (no charge)");
+	}
+	# A statement that reads nothing protected is not charged: a column probe
+	# (LIMIT 0, constant-false WHERE), which the guard replaces by a query
+	# that reads nothing.  Shown by its plan: EXPLAIN as the analyst succeeds
+	# and scans none of the touched relations (the guard refuses EXPLAIN of a
+	# plan that reads a protected table; a table that is not protected any
+	# more, as in the positive control, shows its scan).  Not for a function
+	# over protected data (it reads at run time).
+	if ($touched && $status ne 'error' && $charged <= 0 && !$called && !$plain && $an && $an->ping > 0) {
+		my $plan = eval {
+			local $an->{RaiseError} = 0;
+			my $e = $an->prepare("EXPLAIN (COSTS OFF) $sql");
+			my $text = ($e && $e->execute) ? join("\n", map { $_->[0] } @{ $e->fetchall_arrayref }) : undef;
+			$an->rollback;
+			$text;
+		};
+		if (defined $plan && $plan !~ $touch_re && su_charges() - $before <= 0) {
+			$c{read_nothing}++;
+			$touched = 0;
+		}
 	}
 	if ($touched && $status ne 'error' && $charged <= 0) {
 		$c{charge}++;
