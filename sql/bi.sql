@@ -110,6 +110,13 @@ EXECUTE bi_p(48);
 SELECT * FROM dp_test.bi_sites();
 SET dp_pg.default_mechanism = 'laplace(epsilon=100)';
 
+-- a numeric column with bounds bound as doubles (what drivers send for 0.0 and
+-- 5000.0): converted by the total clamp, not refused
+PREPARE bi_fb(float8, float8) AS SELECT dp_test.bi_close(dp_sum(amount, $1, $2, 'laplace(epsilon=100)')::numeric, 514500, 25 * 50) AS close
+	FROM bi.visits;
+EXECUTE bi_fb(0.0, 5000.0);
+DEALLOCATE bi_fb;
+
 -- relative dates and bound parameters in expressions: computed once before
 -- the query runs (the dates below are all after the table's last visit, or
 -- all before its first: the counts are 0 and 2000 whatever day this runs)

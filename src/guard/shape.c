@@ -42,6 +42,8 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -397,6 +399,28 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 					case F_FLOAT8_FLOAT4:
 						if (f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST)
 							return expression_tree_mutator(node, DpRowExprMutator, cxt);
+						break;
+					case F_FLOAT8_NUMERIC:
+						/*
+						 * numeric to float8 fails beyond the range of a double
+						 * (1e400, 1e-400): a numeric column with bounds given as
+						 * float8 (dp_sum(amount, 0.0, 100.0, ...), as drivers bind
+						 * doubles) is converted by the total clamp instead; the
+						 * aggregate clamps to its own bounds anyway
+						 */
+						if ((f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST) &&
+							OidIsValid(DpClampFloat8Function()))
+						{
+							Node	   *arg = DpRowExprMutator(linitial(f->args), cxt);
+
+							return (Node *) makeFuncExpr(DpClampFloat8Function(), FLOAT8OID,
+														 list_make3(arg,
+																	makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+																			  Float8GetDatum(-DBL_MAX), false, FLOAT8PASSBYVAL),
+																	makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+																			  Float8GetDatum(DBL_MAX), false, FLOAT8PASSBYVAL)),
+														 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+						}
 						break;
 					case F_LOWER_TEXT:
 					case F_UPPER_TEXT:

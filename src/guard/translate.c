@@ -53,6 +53,7 @@
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
@@ -545,9 +546,10 @@ DpTranslatePlainAggregates(Query *q, DpProtected *p)
 /*
  * dp_pg.clamp_float8(x numeric, lower float8, upper float8): x clamped to
  * [lower, upper], as float8.  Total (it runs on private rows): x is
- * converted only when it lies between two finite doubles (NaN sorts above
- * every number: upper); a value too small for a double becomes 0 instead of
- * an error; bounds that are not finite or not ordered give NULL.
+ * converted only when it lies between two finite doubles; NaN stays NaN
+ * (which dp_sum and dp_avg skip, as for float8 columns); a value too small
+ * for a double becomes 0 instead of an error; bounds that are not finite or
+ * not ordered give NULL.
  */
 Datum
 dp_clamp_float8(PG_FUNCTION_ARGS)
@@ -560,6 +562,8 @@ dp_clamp_float8(PG_FUNCTION_ARGS)
 
 	if (!isfinite(lo) || !isfinite(hi) || lo > hi)
 		PG_RETURN_NULL();		/* never an error: it may run on private rows */
+	if (numeric_is_nan(DatumGetNumeric(x)))
+		PG_RETURN_FLOAT8(get_float8_nan());	/* skipped by dp_sum / dp_avg, like a float NaN */
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, DirectFunctionCall1(float8_numeric, Float8GetDatum(lo)))) < 0)
 		PG_RETURN_FLOAT8(lo);
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, DirectFunctionCall1(float8_numeric, Float8GetDatum(hi)))) > 0)
