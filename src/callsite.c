@@ -180,9 +180,9 @@ DpKindOfAggregate(Oid aggfnoid)
 	return kind;
 }
 
-/* Walker: true if the expression uses a Param that is not a bound parameter. */
-static bool
-contains_non_extern_param(Node *node, void *context)
+/* Walker: true if the expression uses a Param that is not a bound parameter, or a subquery (see callsite.h). */
+bool
+DpContainsNonExternParam(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
@@ -190,7 +190,7 @@ contains_non_extern_param(Node *node, void *context)
 		return ((Param *) node)->paramkind != PARAM_EXTERN;
 	if (IsA(node, SubLink) || IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
 		return true;
-	return expression_tree_walker(node, contains_non_extern_param, context);
+	return expression_tree_walker(node, DpContainsNonExternParam, context);
 }
 
 /*
@@ -248,7 +248,7 @@ DpEvalConstArg(const DpAggKind *kind, Expr *expr, ExprContext *econtext, bool *i
 		contain_volatile_functions((Node *) expr) ||
 		contain_agg_clause((Node *) expr) ||
 		expression_returns_set((Node *) expr) ||
-		contains_non_extern_param((Node *) expr, NULL))
+		DpContainsNonExternParam((Node *) expr, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the parameters of %s must be constant for the query", kind->name),
@@ -1097,7 +1097,7 @@ DpRunConstMutator(Node *node, DpRunConstContext *c)
 
 		if (contain_var_clause((Node *) arg) || contain_volatile_functions((Node *) arg) ||
 			contain_agg_clause((Node *) arg) || contain_subplans((Node *) arg) ||
-			expression_returns_set((Node *) arg) || contains_non_extern_param((Node *) arg, NULL))
+			expression_returns_set((Node *) arg) || DpContainsNonExternParam((Node *) arg, NULL))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("dp_pg.run_constant takes an expression of constants, bound parameters and stable functions")));

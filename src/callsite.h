@@ -74,6 +74,9 @@ extern void DpCallSitesInit(void);
 /* Before the standard ExecutorStart: bind the dp aggregates' constant arguments (callsite.c). */
 extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
 
+/* Walker: true for a Param that is not a bound parameter, or a subquery. */
+extern bool DpContainsNonExternParam(Node *node, void *context);
+
 /* dp_pg.run_constant(anyelement) (the guard's run-time constants), or InvalidOid. */
 extern Oid	DpRunConstantFunction(void);
 

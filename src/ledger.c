@@ -2046,6 +2046,28 @@ DpWorkerBatch(void)
 }
 
 /*
+ * Take the queued refusals out of the ring into recs (at most
+ * DP_REFUSAL_RING) and the count of those that did not fit into *missed;
+ * returns how many.
+ */
+static int
+DpTakeRefusals(DpRefusalRecord *recs, int64 *missed)
+{
+	int			n;
+
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	n = ledger->refusal_count;
+	for (int i = 0; i < n; i++)
+		recs[i] = ledger->refusals[(ledger->refusal_head + i) % DP_REFUSAL_RING];
+	*missed = ledger->refusals_missed;
+	ledger->refusal_head = (ledger->refusal_head + n) % DP_REFUSAL_RING;
+	ledger->refusal_count = 0;
+	ledger->refusals_missed = 0;
+	LWLockRelease(ledger->lock);
+	return n;
+}
+
+/*
  * Write the queued refusals to dp_pg.guard_refusal_log in one transaction,
  * with a row counting those that did not fit in the queue, and delete the
  * oldest rows beyond dp_pg.refusal_log_size.  A failure loses this batch of
@@ -2058,15 +2080,7 @@ DpWorkerDrainRefusals(void)
 	int			n;
 	int64		missed;
 
-	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-	n = ledger->refusal_count;
-	for (int i = 0; i < n; i++)
-		recs[i] = ledger->refusals[(ledger->refusal_head + i) % DP_REFUSAL_RING];
-	missed = ledger->refusals_missed;
-	ledger->refusal_head = (ledger->refusal_head + n) % DP_REFUSAL_RING;
-	ledger->refusal_count = 0;
-	ledger->refusals_missed = 0;
-	LWLockRelease(ledger->lock);
+	n = DpTakeRefusals(recs, &missed);
 	if ((n == 0 && missed == 0) || dp_refusal_log_size == 0)
 		return;
 
@@ -2446,15 +2460,7 @@ DpStandbyForwardRefusals(void)
 	int			n;
 	int64		missed;
 
-	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-	n = ledger->refusal_count;
-	for (int i = 0; i < n; i++)
-		recs[i] = ledger->refusals[(ledger->refusal_head + i) % DP_REFUSAL_RING];
-	missed = ledger->refusals_missed;
-	ledger->refusal_head = (ledger->refusal_head + n) % DP_REFUSAL_RING;
-	ledger->refusal_count = 0;
-	ledger->refusals_missed = 0;
-	LWLockRelease(ledger->lock);
+	n = DpTakeRefusals(recs, &missed);
 	if (n == 0 && missed == 0)
 		return;
 	for (int i = 0; i < n; i++)

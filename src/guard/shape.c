@@ -165,19 +165,6 @@ DpSafeOperator(Oid opno, bool *is_like)
 	return ok;
 }
 
-/* Walker: true for a Param that is not a bound parameter, or a subquery. */
-static bool
-DpNonExternParamWalker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param))
-		return ((Param *) node)->paramkind != PARAM_EXTERN;
-	if (IsA(node, SubLink) || IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
-		return true;
-	return expression_tree_walker(node, DpNonExternParamWalker, context);
-}
-
 /* check_functions_in_node callback: true for a function that is not trusted. */
 static bool
 DpUntrustedFunctionCallback(Oid fn, void *context)
@@ -228,7 +215,7 @@ DpIsRunConstantExpr(Node *node)
 	return !IsA(node, Const) && !IsA(node, Param) &&
 		!contain_var_clause(node) && !contain_volatile_functions(node) &&
 		!contain_agg_clause(node) && !contain_subplans(node) && !IsA(node, SubLink) &&
-		!expression_returns_set(node) && !DpNonExternParamWalker(node, NULL) &&
+		!expression_returns_set(node) && !DpContainsNonExternParam(node, NULL) &&
 		!DpUntrustedFunctionWalker(node, NULL) && OidIsValid(DpRunConstantFunction());
 }
 
