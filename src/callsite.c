@@ -1198,8 +1198,12 @@ DpBindRunConstants(QueryDesc *queryDesc)
 	DpRunConstContext c;
 	MemoryContext old;
 
-	/* only the guard adds them, only to analysts' queries (elsewhere they are the identity) */
-	if (!DpSessionIsAnalyst())
+	/*
+	 * Only plans the guard stamped hold them (a leader's: a parallel worker
+	 * gets the bound plan without stamps); anywhere else dp_pg.run_constant
+	 * is the identity, as the guard never wrapped a row expression there.
+	 */
+	if (!DpPlanHasRunConstants(queryDesc->plannedstmt))
 		return;
 	c.fn = DpRunConstantFunction();
 	c.likefn = DpRunLikePatternFunction();

@@ -332,6 +332,7 @@ void
 DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 {
 	List	   *prot;
+	uint64		made = DpRunConstantsMade();
 
 	memset(check, 0, sizeof(DpPlanCheck));
 	if (parse->commandType == CMD_UTILITY)
@@ -354,6 +355,7 @@ DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 		DpGuardBoundTrusted(parse, prot, check);
 	check->active = true;
 	DpReadsBeforePlanning(parse, check);
+	check->run_constants = DpRunConstantsMade() != made;
 }
 
 /* After planning: the final plan's checks and stamp. */

@@ -220,6 +220,16 @@ extern void DpTranslatePlainAggregates(Query *q, DpProtected *p);
 /* False if a LIKE pattern ends with its escape character (it would fail on the rows that reach its end). */
 extern bool DpLikePatternComplete(const char *p);
 
+/*
+ * Run-time constants (dp_pg.run_constant, run_like_pattern) the row checks
+ * have made in this backend so far: a counter that only grows, so planning
+ * nested inside planning cannot hide the outer query's.
+ */
+extern uint64 DpRunConstantsMade(void);
+
+/* True if the plan is stamped as holding run-time constants to bind (reads.c). */
+extern bool DpPlanHasRunConstants(PlannedStmt *stmt);
+
 /* dp_pg.clamp_float8(numeric, float8, float8), total; InvalidOid if absent. */
 extern Oid	DpClampFloat8Function(void);
 
@@ -309,6 +319,7 @@ typedef struct DpPlanCheck
 	int			unit_reads;		/* tables with a privacy unit in the query */
 	bool		bounded;		/* its unit tables are bounded (or it has no dp aggregate) */
 	bool		dp_aggregates;	/* a dp aggregate anywhere */
+	bool		run_constants;	/* the guard made run-time constants (dp_pg.run_constant) */
 } DpPlanCheck;
 
 /* The number of protected relations a query tree reads (at any depth). */

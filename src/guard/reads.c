@@ -53,6 +53,7 @@
 /* Stamps in PlannedStmt->invalItems (cache ids no catalog cache has). */
 #define DP_STAMP_ANALYST (-4201)	/* hashValue: the analyst epoch of the approval */
 #define DP_STAMP_BOUNDED (-4202)	/* its unit tables are bounded dp reads */
+#define DP_STAMP_RUNCONST (-4203)	/* it holds run-time constants to bind (callsite.c) */
 
 static int	running_dp_queries = 0;
 
@@ -283,6 +284,13 @@ DpStamp(PlannedStmt *stmt, int cacheid, uint32 value)
 	stmt->invalItems = lappend(stmt->invalItems, item);
 }
 
+/* True if the plan holds run-time constants to bind (see guard.h). */
+bool
+DpPlanHasRunConstants(PlannedStmt *stmt)
+{
+	return DpFindStamp(stmt, DP_STAMP_RUNCONST) != NULL;
+}
+
 /* Check and stamp the final plan. */
 void
 DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
@@ -291,6 +299,8 @@ DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 
 	if (!check->active || stmt->commandType == CMD_UTILITY)
 		return;
+	if (check->run_constants)
+		DpStamp(stmt, DP_STAMP_RUNCONST, 0);
 	DpCountPlan(stmt, &c);
 	if ((c.protected_reads > check->protected_reads && check->analyst) ||
 		(c.catalog_reads > check->catalog_reads && check->masked) ||

@@ -219,6 +219,16 @@ DpIsRunConstantExpr(Node *node)
 		!DpUntrustedFunctionWalker(node, NULL) && OidIsValid(DpRunConstantFunction());
 }
 
+/* Run-time constants made so far in this backend (never reset: see DpRunConstantsMade). */
+static uint64 run_constants_made = 0;
+
+/* The number of run-time constants the guard has made in this backend (see guard.h). */
+uint64
+DpRunConstantsMade(void)
+{
+	return run_constants_made;
+}
+
 /* dp_pg.run_constant(node): evaluated once before the query runs (callsite.c). */
 static Node *
 DpRunConstant(Node *node)
@@ -226,6 +236,7 @@ DpRunConstant(Node *node)
 	Oid			type = exprType(node);
 	Oid			coll = exprCollation(node);
 
+	run_constants_made++;
 	return (Node *) makeFuncExpr(DpRunConstantFunction(), type, list_make1(node), coll, coll, COERCE_EXPLICIT_CALL);
 }
 
@@ -450,8 +461,11 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 						pat = linitial(((FuncExpr *) pat)->args);
 					if ((IsA(pat, Param) || !IsA(pat, Const)) && exprType(pat) == TEXTOID &&
 						!contain_var_clause(pat) && OidIsValid(DpRunLikePatternFunction()))
+					{
+						run_constants_made++;
 						lsecond(op->args) = makeFuncExpr(DpRunLikePatternFunction(), TEXTOID, list_make1(pat),
 														 exprCollation(pat), exprCollation(pat), COERCE_EXPLICIT_CALL);
+					}
 					else if (!IsA(pat, Const))
 						DpGuardRefuse("a LIKE pattern must be a constant or a bound parameter",
 									  psprintf("Found a pattern built from table columns in %s.", where));

@@ -456,10 +456,8 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 						x = DpCast(F_FLOAT8_FLOAT4, FLOAT8OID, x);
 						break;
 					case F_AVG_NUMERIC:
-						/* clamped in numeric first: the conversion cannot fail */
-						x = (Expr *) makeFuncExpr(DpClampFloat8Function(), FLOAT8OID,
-												  list_make3(x, DpFloat8Const(lo), DpFloat8Const(hi)),
-												  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+						/* the row checks make this cast the total clamp (shape.c) */
+						x = DpCast(F_FLOAT8_NUMERIC, FLOAT8OID, x);
 						break;
 					default:
 						break;
@@ -551,12 +549,21 @@ DpTranslatePlainAggregates(Query *q, DpProtected *p)
  * for a double becomes 0 instead of an error; bounds that are not finite or
  * not ordered give NULL.
  */
+typedef struct DpClampBounds
+{
+	double		lo,
+				hi;
+	Datum		nlo,
+				nhi;			/* as numeric, in fn_mcxt */
+} DpClampBounds;
+
 Datum
 dp_clamp_float8(PG_FUNCTION_ARGS)
 {
 	Datum		x = PG_GETARG_DATUM(0);
 	double		lo = PG_GETARG_FLOAT8(1);
 	double		hi = PG_GETARG_FLOAT8(2);
+	DpClampBounds *b = (DpClampBounds *) fcinfo->flinfo->fn_extra;
 	char	   *text;
 	double		v;
 
@@ -564,9 +571,22 @@ dp_clamp_float8(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();		/* never an error: it may run on private rows */
 	if (numeric_is_nan(DatumGetNumeric(x)))
 		PG_RETURN_FLOAT8(get_float8_nan());	/* skipped by dp_sum / dp_avg, like a float NaN */
-	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, DirectFunctionCall1(float8_numeric, Float8GetDatum(lo)))) < 0)
+	/* the bounds as numeric, made once per call site (they are constants) */
+	if (b == NULL || b->lo != lo || b->hi != hi)
+	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+		if (b == NULL)
+			b = fcinfo->flinfo->fn_extra = palloc(sizeof(DpClampBounds));
+		b->lo = lo;
+		b->hi = hi;
+		b->nlo = DirectFunctionCall1(float8_numeric, Float8GetDatum(lo));
+		b->nhi = DirectFunctionCall1(float8_numeric, Float8GetDatum(hi));
+		MemoryContextSwitchTo(old);
+	}
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, b->nlo)) < 0)
 		PG_RETURN_FLOAT8(lo);
-	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, DirectFunctionCall1(float8_numeric, Float8GetDatum(hi)))) > 0)
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, b->nhi)) > 0)
 		PG_RETURN_FLOAT8(hi);
 	text = DatumGetCString(DirectFunctionCall1(numeric_out, x));
 	v = strtod(text, NULL);
