@@ -35,6 +35,7 @@ OBJS = \
 	src/guard/groups.o \
 	src/guard/units.o \
 	src/guard/translate.o \
+	src/guard/keys.o \
 	src/guard/reads.o \
 	src/hooks.o
 

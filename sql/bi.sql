@@ -187,6 +187,24 @@ SELECT * FROM (SELECT region, count(*) AS n FROM bi.visits GROUP BY region) s,
 	LATERAL (SELECT count(*) FROM bi.visits v WHERE v.region = s.region) x;
 SELECT dp_test.bi_charges() - :charges_before AS charges;
 
+-- WITH: a CTE that reads the protected table is inlined where it is used,
+-- then judged like a FROM-subquery (a filter flattened, a dp query wrapped)
+SELECT dp_test.bi_charges() AS charges_before \gset
+WITH v AS (SELECT * FROM bi.visits WHERE amount > 100) SELECT region, count(*) FROM v GROUP BY region ORDER BY region;
+WITH r AS (SELECT region, count(*) AS n FROM bi.visits GROUP BY region) SELECT * FROM r ORDER BY n DESC, region;
+WITH a AS (SELECT * FROM bi.visits), b AS (SELECT region, age FROM a WHERE age < 30)
+SELECT count(*) AS "count" FROM (SELECT * FROM b) AS virtual_table;
+SELECT * FROM (WITH v AS MATERIALIZED (SELECT * FROM bi.visits) SELECT count(*) AS n FROM v) s;
+WITH v AS (SELECT * FROM bi.visits) SELECT * FROM v WHERE 1 <> 1;
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+-- refused, uncharged: a CTE read twice, raw rows, a LIMIT inside, a recursive WITH beside the table
+WITH v AS (SELECT * FROM bi.visits) SELECT (SELECT count(*) FROM v) + (SELECT count(*) FROM v);
+WITH v AS (SELECT * FROM bi.visits) SELECT a.n + b.n FROM (SELECT count(*) AS n FROM v) a, (SELECT count(*) AS n FROM v) b;
+WITH v AS (SELECT region FROM bi.visits) SELECT * FROM v LIMIT 5;
+WITH v AS (SELECT * FROM bi.visits LIMIT 10) SELECT count(*) FROM v;
+WITH RECURSIVE n AS (SELECT 1 AS x UNION ALL SELECT x + 1 FROM n WHERE x < 3) SELECT count(*) FROM bi.visits, n;
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+
 -- the LEFT JOIN to a dimension table on its unique key that BI tools write:
 -- every visit once, with its label or NULL
 RESET ROLE;
@@ -210,6 +228,110 @@ SELECT region, count(DISTINCT person_id) AS persons FROM bi.people GROUP BY regi
 -- each person once, however many rows (5 rows per person at most for count(*))
 SELECT count(DISTINCT person_id) FILTER (WHERE region = 'north') AS north_persons, count(*) AS rows_bounded FROM bi.people;
 SELECT * FROM dp_test.bi_sites();
+
+-- generalising GROUP BY keys and predicates (date_trunc, extract, width_bucket,
+-- floor, casts to date): released through partition selection, or listed
+-- completely when their values are public (width_bucket's buckets, the
+-- fixed fields of extract, an expression of a column with public keys).
+-- Visit dates: 2024-01-01 + g % 90 (Jan 1 to Mar 30); every group here
+-- holds at least 130 rows, and the partition selection's noise (Gaussian,
+-- sigma < 0.1) cannot drop it (its threshold is below 2).
+SET dp_pg.partition_mechanism = 'gaussian(epsilon=100, delta=1e-12)';
+SELECT dp_test.bi_charges() AS charges_before \gset
+-- Metabase: count by month of a date column
+SELECT date_trunc('month', "bi"."visits"."visit_date") AS "visit_date", count(*) AS "count"
+FROM "bi"."visits" GROUP BY date_trunc('month', "bi"."visits"."visit_date")
+ORDER BY date_trunc('month', "bi"."visits"."visit_date") ASC;
+-- Metabase: weeks starting on Sunday (a shift by a day each way)
+SELECT count(*) AS weeks FROM (
+	SELECT (date_trunc('week', ("bi"."visits"."visit_date" + INTERVAL '1 day')) + INTERVAL '-1 day') AS "visit_date", count(*) AS "count"
+	FROM "bi"."visits" GROUP BY 1) s;
+-- Tableau: a cast to timestamp first; Superset: __timestamp
+SELECT DATE_TRUNC( 'MONTH', CAST("visits"."visit_date" AS TIMESTAMP) ) AS "tmn:visit_date:ok", SUM("visits"."age") IS NOT NULL AS "sum:age:ok"
+FROM "bi"."visits" "visits" GROUP BY 1 ORDER BY 1;
+SELECT DATE_TRUNC('month', visit_date) AS __timestamp, COUNT(*) AS count FROM bi.visits
+GROUP BY DATE_TRUNC('month', visit_date) ORDER BY count DESC LIMIT 10000;
+-- Metabase with a report time zone: AT TIME ZONE a constant zone
+SELECT date_trunc('month', (CAST(visit_date AS timestamp) AT TIME ZONE 'UTC')) AS m, count(*) > 0 AS seen
+FROM bi.visits GROUP BY 1 ORDER BY 1;
+-- extract of a fixed field: every value listed (no partition selection)
+SELECT extract(month FROM visit_date) AS month, count(*) FROM bi.visits GROUP BY 1 ORDER BY 1;
+SELECT CAST(EXTRACT(DOW FROM "visits"."visit_date") AS BIGINT) AS "dow", COUNT(*) AS "cnt" FROM "bi"."visits" "visits" GROUP BY 1 ORDER BY 1;
+SELECT CAST(EXTRACT(YEAR FROM visit_date) AS int) AS year, count(*) FROM bi.visits GROUP BY 1;
+-- width_bucket: buckets 0 .. 5 listed; floor / round through partition selection
+SELECT width_bucket(amount, 0, 500, 4) AS bucket, count(*) FROM bi.visits GROUP BY 1 ORDER BY 1;
+SELECT floor(ratio) AS r, count(*) FROM bi.visits GROUP BY 1 ORDER BY 1;
+SELECT round(amount, -2) AS hundreds, count(*) FROM bi.visits GROUP BY 1 ORDER BY 1;
+-- in a WHERE clause and a FILTER, like a column
+SELECT count(*) FROM bi.visits WHERE extract(month FROM visit_date) = 2;
+SELECT count(*) FILTER (WHERE CAST(visit_date AS timestamp) < date_trunc('month', timestamp '2024-01-20')) AS none,
+       count(*) FILTER (WHERE visit_date + 1 = date '2024-01-02') AS first_day FROM bi.visits;
+-- what BI tools write around the aggregates: SUM of CASE over constants and a
+-- column (Metabase's CountIf, SumIf, Share: bounded by the hull of the
+-- branches), SUM(1), AVG of a widening cast (Tableau), SELECT DISTINCT
+-- (Superset's filter values: a GROUP BY), text filters (Tableau's CONTAINS,
+-- STARTSWITH, ENDSWITH)
+SELECT SUM(CASE WHEN region = 'north' THEN 1 ELSE 0 END) AS count_where,
+       dp_test.bi_close(SUM(CASE WHEN region = 'north' THEN amount ELSE 0.0 END), 126000, 25 * 50) AS sum_where,
+       dp_test.bi_close(SUM(CASE WHEN region = 'north' THEN 1 ELSE 0.0 END) / COUNT(*), 0.25, 0.001) AS share,
+       SUM(1) AS number_of_records FROM bi.visits;
+SELECT * FROM dp_test.bi_sites();
+SELECT region, dp_test.bi_close(AVG(CAST(age AS DOUBLE PRECISION))::numeric, 46.8, 50 * 1.2 / 500) AS avg_age
+FROM bi.visits WHERE region = 'south' GROUP BY 1;
+SELECT * FROM dp_test.bi_sites();
+SELECT DISTINCT region AS column_values FROM bi.visits LIMIT 10000 OFFSET 0;
+SELECT COUNT(1) AS contains FROM bi.visits WHERE STRPOS(CAST(LOWER(CAST(region AS TEXT)) AS TEXT), CAST('or' AS TEXT)) > 0;
+SELECT COUNT(1) AS starts FROM bi.visits WHERE LEFT(CAST(region AS TEXT), LENGTH('nor')) = 'nor';
+SELECT COUNT(1) AS ends FROM bi.visits WHERE RIGHT(region, LENGTH('th')) = 'th' AND starts_with(region, 's');
+SELECT left(region, 1) AS initial, count(*) FROM bi.visits GROUP BY 1 ORDER BY 1;
+-- bound parameters beside a generalised key, in a generic plan
+PREPARE bi_months(date) AS SELECT date_trunc('month', visit_date) AS m, count(*) FROM bi.visits
+	WHERE visit_date >= $1 GROUP BY 1 ORDER BY 1;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE bi_months('2024-02-01');
+EXECUTE bi_months('2024-03-01');
+RESET plan_cache_mode;
+-- persons per month on the unit table: each person in one month (max_groups 1)
+SELECT count(*) AS months, sum(persons) AS persons FROM (
+	SELECT extract(month FROM visit_date) AS m, count(DISTINCT person_id) AS persons FROM bi.people GROUP BY 1) s;
+SELECT width_bucket(age, 0, 120, 2) AS b, count(*) AS rows_bounded FROM bi.people GROUP BY 1 ORDER BY 1;
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+RESET dp_pg.partition_mechanism;
+-- refused or failing while planning, charging nothing: an unknown unit, a
+-- shift beyond 100 years, a narrowing cast of epoch, arithmetic, two
+-- columns, a column as unit, a bucket range of width zero or to infinity
+SELECT dp_test.bi_charges() AS charges_before \gset
+SELECT date_trunc('fortnight', visit_date) AS f, count(*) FROM bi.visits GROUP BY 1;
+SELECT visit_date + 40000 AS d, count(*) FROM bi.visits GROUP BY 1;
+SELECT date_trunc('year', visit_date - interval '1000 years') AS y, count(*) FROM bi.visits GROUP BY 1;
+SELECT CAST(extract(epoch FROM visit_date) AS int) AS e, count(*) FROM bi.visits GROUP BY 1;
+SELECT floor(amount * 2) AS a, count(*) FROM bi.visits GROUP BY 1;
+SELECT floor(amount)::int AS a, count(*) FROM bi.visits GROUP BY 1;
+SELECT extract(month FROM visit_date) + age AS x, count(*) FROM bi.visits GROUP BY 1;
+SELECT date_trunc(region, visit_date) AS x, count(*) FROM bi.visits GROUP BY 1;
+SELECT count(*) FROM bi.visits WHERE visit_date + age > date '2024-02-01';
+SELECT width_bucket(age, 10, 10, 3) AS b, count(*) FROM bi.visits GROUP BY 1;
+SELECT width_bucket(score, 0, 'Infinity', 3) AS b, count(*) FROM bi.visits GROUP BY 1;
+SELECT width_bucket(score, 0, 1, 0) AS b, count(*) FROM bi.visits GROUP BY 1;
+SELECT date_trunc('month', visit_date, 'No/Such_Zone') AS m, count(*) FROM bi.visits GROUP BY 1;
+SELECT to_char(visit_date, 'YYYY-MM') AS m, count(*) FROM bi.visits GROUP BY 1;
+SELECT count(*) FROM bi.visits WHERE substr(region, 1, -1) = '';
+SELECT SUM(CASE WHEN region = 'north' THEN score ELSE 0 END) FROM bi.visits;
+SELECT SUM(CASE WHEN region = 'north' THEN age * 2 ELSE 0 END) FROM bi.visits;
+SELECT SUM(CASE WHEN region = 'north' THEN 'Infinity'::float8 ELSE 0 END) FROM bi.visits;
+SELECT DISTINCT ON (region) region, age FROM bi.visits ORDER BY region, age;
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+RESET ROLE;
+-- the key window: far dates and times become NULL, NaN NULL, huge numerics
+-- infinite, tiny ones 0; infinities and everything in between unchanged
+SELECT dp_pg.key_window(date '4713-11-24 BC') AS d_min, dp_pg.key_window(date '5874897-12-31') AS d_max,
+       dp_pg.key_window(date '0500-01-01 BC') AS d_lo, dp_pg.key_window(date '200000-01-01') AS d_hi,
+       dp_pg.key_window(date 'infinity') AS d_inf, dp_pg.key_window(timestamp '294276-12-31') AS t_max,
+       dp_pg.key_window(timestamptz '-infinity') AS tz_inf, dp_pg.key_window('NaN'::float8) AS f_nan,
+       dp_pg.key_window('NaN'::real) AS r_nan, dp_pg.key_window(1e400) AS n_big, dp_pg.key_window(-1e-400) AS n_tiny,
+       dp_pg.key_window('NaN'::numeric) AS n_nan, dp_pg.key_window(12.5) AS n,
+       dp_pg.key_finite('Infinity'::numeric) AS n_fin, dp_pg.key_finite('-Infinity'::float8) AS f_fin;
+SET ROLE dp_bi_analyst;
 
 -- refused, charging nothing
 SELECT dp_test.bi_charges() AS charges_before \gset

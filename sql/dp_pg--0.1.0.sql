@@ -518,6 +518,27 @@ CREATE FUNCTION dp_pg.hidden_relation(relid oid) RETURNS boolean
 COMMENT ON FUNCTION dp_pg.hidden_relation(oid) IS
 	'true if the size and statistics of this relation are hidden from the current user';
 
+-- Table pickers (Metabase lists a table only where the role holds a column
+-- privilege, Superset reads information_schema): dp_pg.protect() grants
+-- SELECT on a protected table to dp_pg_analyst, the group every role with a
+-- budget is a member of (set_budget grants it, drop_budget revokes it), and
+-- gives that group a restrictive row-level security policy whose qual,
+-- dp_pg.analyst_rows(), is false: without the guard (dp_pg not loaded) the
+-- grant reads no row; the guard drops that qual from the dp query it reads
+-- for an analyst (the table owner's reads are exempt from row-level security
+-- anyway).  A table without row-level security before gets a permissive
+-- policy for everyone else, so that no other role's access changes.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'dp_pg_analyst') THEN
+		CREATE ROLE dp_pg_analyst NOLOGIN;
+	END IF;
+END $$;
+CREATE FUNCTION dp_pg.analyst_rows() RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_analyst_rows' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.analyst_rows() IS
+	'false: the qual of the policy that gives dp_pg_analyst no row of a protected table outside the guard';
+
 CREATE FUNCTION dp_pg.revoke_from_analysts(tbl regclass) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE
@@ -539,6 +560,7 @@ RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE
 	kind "char";
 	seq regclass;
+	r regrole;
 BEGIN
 	IF tbl IS NULL THEN
 		RAISE EXCEPTION 'table must not be null' USING ERRCODE = '22004';
@@ -575,15 +597,51 @@ BEGIN
 	END LOOP;
 	-- analysts must hold no privilege on it (the guard reads it for them)
 	PERFORM dp_pg.revoke_from_analysts(tbl);
+	-- but table pickers list it: SELECT for dp_pg_analyst, whose rows outside
+	-- the guard are none (a restrictive policy); other roles' access unchanged
+	IF NOT (SELECT relrowsecurity FROM pg_class WHERE oid = tbl) THEN
+		EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', tbl);
+		IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_others') THEN
+			EXECUTE format('CREATE POLICY dp_pg_others ON %s USING (true) WITH CHECK (true)', tbl);
+		END IF;
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
+		EXECUTE format('CREATE POLICY dp_pg_analysts ON %s AS RESTRICTIVE FOR SELECT TO dp_pg_analyst USING (dp_pg.analyst_rows())', tbl);
+	END IF;
+	EXECUTE format('GRANT SELECT ON %s TO dp_pg_analyst', tbl);
+	EXECUTE format('GRANT USAGE ON SCHEMA %I TO dp_pg_analyst',
+		(SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl));
+	-- every role with a budget is in dp_pg_analyst (again, if a grant was rolled back)
+	FOR r IN SELECT b.role FROM dp_pg.budgets b
+	         WHERE EXISTS (SELECT 1 FROM pg_roles WHERE oid = b.role) AND NOT EXISTS (SELECT 1 FROM pg_auth_members m
+	               WHERE m.roleid = 'dp_pg_analyst'::regrole AND m.member = b.role) LOOP
+		EXECUTE format('GRANT dp_pg_analyst TO %s', r);
+	END LOOP;
 END $$;
 COMMENT ON FUNCTION dp_pg.protect(regclass, name, int, int) IS
-	'mark a table private: analysts reach it only through dp aggregates (revokes PUBLIC privileges)';
+	'mark a table private: analysts reach it only through dp aggregates (revokes PUBLIC privileges; SELECT for dp_pg_analyst with a policy that gives it no row outside the guard)';
 
 CREATE FUNCTION dp_pg.unprotect(tbl regclass) RETURNS void
-LANGUAGE sql SET search_path = pg_catalog AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
 	DELETE FROM dp_pg.protected_tables WHERE relid = tbl;
-$$;
-COMMENT ON FUNCTION dp_pg.unprotect(regclass) IS 'remove the protection (privileges are left as they are)';
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	-- what protect() added for table pickers goes; other privileges stay as they are
+	EXECUTE format('REVOKE SELECT ON %s FROM dp_pg_analyst', tbl);
+	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
+		EXECUTE format('DROP POLICY dp_pg_analysts ON %s', tbl);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_others') THEN
+		EXECUTE format('DROP POLICY dp_pg_others ON %s', tbl);
+		IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl) THEN
+			EXECUTE format('ALTER TABLE %s DISABLE ROW LEVEL SECURITY', tbl);
+		END IF;
+	END IF;
+END $$;
+COMMENT ON FUNCTION dp_pg.unprotect(regclass) IS
+	'remove the protection (its SELECT for dp_pg_analyst and its policies go; other privileges are left as they are)';
 
 CREATE FUNCTION dp_pg.set_public_keys(tbl regclass, col name, keys anyarray) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog AS $$
@@ -663,6 +721,28 @@ CREATE FUNCTION dp_pg.run_constant(anyelement) RETURNS anyelement
 -- escape character) once before the query runs, like a run-time constant
 CREATE FUNCTION dp_pg.run_like_pattern(text) RETURNS text
 	AS 'MODULE_PATHNAME', 'dp_run_constant' LANGUAGE C STABLE PARALLEL SAFE;
+
+-- the key window of a generalising expression's column (src/guard/keys.c): a
+-- finite date or time outside [500 BC, 200000 AD] or a NaN is NULL, a numeric
+-- beyond +-1e300 is +-Infinity; the guard reads a column through it wherever
+-- date_trunc, extract, width_bucket, floor, round or a cast to date applies
+CREATE FUNCTION dp_pg.key_window(date) RETURNS date
+	AS 'MODULE_PATHNAME', 'dp_key_window_date' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(timestamp) RETURNS timestamp
+	AS 'MODULE_PATHNAME', 'dp_key_window_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(timestamptz) RETURNS timestamptz
+	AS 'MODULE_PATHNAME', 'dp_key_window_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_key_window_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(real) RETURNS real
+	AS 'MODULE_PATHNAME', 'dp_key_window_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(numeric) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_key_window_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- before extract's field is cast to an integer: NaN and +-Infinity are NULL
+CREATE FUNCTION dp_pg.key_finite(numeric) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_key_finite_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_finite(float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_key_finite_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- a numeric value clamped to [lower, upper] as float8, never an error (the
 -- argument of a translated avg over a numeric column)

@@ -156,7 +156,9 @@ SELECT dp_pg.protect('clinic.patients');
 GRANT SELECT ON clinic.patients TO dp_g_trusted;
 SELECT dp_pg.set_budget('dp_g_analyst', 100, 1e-4);
 
--- the analyst has no privilege on the protected table, PUBLIC neither
+-- the analyst holds SELECT on the protected table only through dp_pg_analyst
+-- (for table pickers: its policy reads no row without the guard), no other
+-- privilege; PUBLIC none
 SELECT has_table_privilege('dp_g_analyst', 'clinic.patients', 'SELECT') AS analyst_select,
        has_table_privilege('dp_g_analyst', 'clinic.patients', 'INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER') AS analyst_other,
        has_table_privilege('dp_g_trusted', 'clinic.patients', 'SELECT') AS trusted_select;
@@ -464,7 +466,7 @@ FETCH ALL FROM c_group \g /dev/null
 \echo cursor rows: :ROW_COUNT
 COMMIT;
 -- a key expression could fail on private values: refused
-SELECT dp_test.g_err($q$SELECT lower(name), dp_count(*) FROM patients GROUP BY lower(name)$q$) AS key_expression;
+SELECT dp_test.g_err($q$SELECT substr(name, 1, 1), dp_count(*) FROM patients GROUP BY substr(name, 1, 1)$q$) AS key_expression;
 RESET SESSION AUTHORIZATION;
 -- 5 charges of laplace(epsilon=1) (dp_count(*)) + partition selection (0.5, delta)
 SELECT * FROM dp_test.g_since_mark(5, 7.5, 0.000000020000003);
@@ -644,11 +646,11 @@ SELECT dp_test.g_err(q) AS result, q AS statement FROM unnest(ARRAY[
 
 -- CTEs (plain, MATERIALIZED, recursive, data-modifying)
 SELECT dp_test.g_err(q) AS result, q AS statement FROM unnest(ARRAY[
-	$q$WITH t AS (SELECT * FROM patients) SELECT count(*) FROM t$q$,
-	$q$WITH t AS (SELECT * FROM patients) SELECT dp_count(*) FROM t$q$,
-	$q$WITH t AS MATERIALIZED (SELECT * FROM patients WHERE sensitive) SELECT dp_count(*) FROM t$q$,
-	$q$WITH t AS NOT MATERIALIZED (SELECT * FROM patients) SELECT dp_count(*) FROM t$q$,
-	$q$WITH c AS (SELECT dp_count(*) AS n FROM patients) SELECT n FROM c$q$,
+	$q$WITH t AS (SELECT * FROM patients) SELECT name FROM t$q$,
+	$q$WITH t AS (SELECT * FROM patients) SELECT dp_count(*) FROM t, t AS t2$q$,
+	$q$WITH t AS MATERIALIZED (SELECT * FROM patients WHERE sensitive LIMIT 5) SELECT dp_count(*) FROM t$q$,
+	$q$WITH t AS NOT MATERIALIZED (SELECT * FROM patients) SELECT dp_count(*) FROM t WHERE name IN (SELECT name FROM t)$q$,
+	$q$WITH c AS (SELECT * FROM patients ORDER BY income LIMIT 1) SELECT dp_count(*) FROM c$q$,
 	$q$WITH c AS MATERIALIZED (SELECT dp_count(*) AS n FROM patients) SELECT c.n, c2.n FROM c, c AS c2$q$,
 	$q$WITH x AS (SELECT 1) SELECT dp_count(*) FROM patients$q$,
 	$q$WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < (SELECT dp_count(*) FROM patients WHERE age < 20)) SELECT count(*) FROM r$q$,
@@ -1015,7 +1017,7 @@ SET client_min_messages = error;
 ANALYZE VERBOSE patients;
 VACUUM VERBOSE patients;
 RESET client_min_messages;
--- GRANT by a non-owner: nothing granted (a warning), still no privilege
+-- GRANT by a non-owner: nothing granted (a warning); SELECT only through dp_pg_analyst
 GRANT SELECT ON patients TO dp_g_analyst;
 SELECT has_table_privilege('clinic.patients', 'SELECT') AS analyst_select;
 
@@ -1267,7 +1269,8 @@ EXECUTE staff_raw;
 PREPARE staff_dp AS SELECT abs(dp_count(id, 'laplace(epsilon=0.5)') - 100) <= 50 AS close FROM clinic.staff;
 RESET SESSION AUTHORIZATION;
 SELECT dp_pg.protect('clinic.staff');
-SELECT has_table_privilege('dp_g_analyst', 'clinic.staff', 'SELECT') AS direct_grant_kept;
+SELECT EXISTS (SELECT 1 FROM pg_class c, aclexplode(c.relacl) a
+               WHERE c.oid = 'clinic.staff'::regclass AND a.grantee = 'dp_g_analyst'::regrole) AS direct_grant_kept;
 SET SESSION AUTHORIZATION dp_g_analyst;
 EXECUTE staff_raw;
 \echo :SQLSTATE

@@ -21,6 +21,7 @@
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
 #include "utils/array.h"
+#include "executor/spi.h"
 #include "utils/builtins.h"
 
 #include "accountant.h"
@@ -76,6 +77,50 @@ DpRoleArg(FunctionCallInfo fcinfo)
 	return PG_GETARG_OID(0);
 }
 
+/*
+ * Membership of role in dp_pg_analyst, the group dp_pg.protect() grants
+ * SELECT on protected tables to (so that BI tools' table pickers list them)
+ * and whose row-level security policy gives no row without the guard.
+ * Granted with a budget (unless the role is a member already, through
+ * another role), its direct grant revoked with it; a role whose budget
+ * outlived a rolled-back grant is granted again by the next
+ * dp_pg.protect().  A change of membership makes PostgreSQL replan every
+ * cached plan that depends on the role (its plancache's role callback).
+ */
+static void
+DpAnalystMembership(Oid role, bool member)
+{
+	Oid			group = get_role_oid("dp_pg_analyst", true);
+	char	   *name;
+	char	   *sql;
+	Oid			argtypes[2] = {OIDOID, OIDOID};
+	Datum		args[2];
+	bool		direct;
+
+	if (!OidIsValid(group) || role == group)
+		return;
+	name = GetUserNameFromId(role, true);
+	if (name == NULL)
+		return;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "dp_pg: SPI_connect failed");
+	args[0] = ObjectIdGetDatum(group);
+	args[1] = ObjectIdGetDatum(role);
+	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_auth_members WHERE roleid = $1 AND member = $2",
+							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "dp_pg: could not read pg_auth_members");
+	direct = SPI_processed > 0;
+	if (member && !direct && !is_member_of_role(role, group))
+		sql = psprintf("GRANT dp_pg_analyst TO %s", quote_identifier(name));
+	else if (!member && direct)
+		sql = psprintf("REVOKE dp_pg_analyst FROM %s", quote_identifier(name));
+	else
+		sql = NULL;
+	if (sql != NULL && SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "dp_pg: could not change the membership of %s in dp_pg_analyst", name);
+	SPI_finish();
+}
+
 /* dp_pg.set_budget(role, epsilon, delta, rho): create or change a role's limits. */
 Datum
 dp_set_budget(PG_FUNCTION_ARGS)
@@ -86,6 +131,7 @@ dp_set_budget(PG_FUNCTION_ARGS)
 	lim.epsilon = DpLimitArg(fcinfo, 1, "epsilon", false);
 	lim.delta = DpLimitArg(fcinfo, 2, "delta", true);
 	lim.rho = DpLimitArg(fcinfo, 3, "rho", false);
+	DpAnalystMembership(role, true);
 	DpLedgerSetBudget(role, &lim, false);
 	PG_RETURN_VOID();
 }
@@ -104,6 +150,7 @@ dp_set_query_cap(PG_FUNCTION_ARGS)
 	caps.epsilon = DpCapArg(fcinfo, 1, "epsilon", false);
 	caps.delta = DpCapArg(fcinfo, 2, "delta", true);
 	caps.rho = DpCapArg(fcinfo, 3, "rho", false);
+	DpAnalystMembership(role, true);
 	DpLedgerSetCaps(role, &caps);
 	PG_RETURN_VOID();
 }
@@ -112,7 +159,10 @@ dp_set_query_cap(PG_FUNCTION_ARGS)
 Datum
 dp_drop_budget(PG_FUNCTION_ARGS)
 {
-	DpLedgerSetBudget(DpRoleArg(fcinfo), NULL, true);
+	Oid			role = DpRoleArg(fcinfo);
+
+	DpLedgerSetBudget(role, NULL, true);
+	DpAnalystMembership(role, false);
 	PG_RETURN_VOID();
 }
 

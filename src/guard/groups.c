@@ -107,8 +107,11 @@ DpAddPartitionKeep(Query *q, int32 groups)
 
 /* The declared public keys arr (text[]) as constants of key's type, NULLs left out. */
 List *
-DpPublicKeyConsts(ArrayType *arr, Var *key)
+DpPublicKeyConsts(ArrayType *arr, Node *key)
 {
+	Oid			type = exprType(key);
+	int32		typmod = exprTypmod(key);
+	Oid			coll = exprCollation(key);
 	Datum	   *elems;
 	bool	   *nulls;
 	int			nelems;
@@ -117,17 +120,16 @@ DpPublicKeyConsts(ArrayType *arr, Var *key)
 	List	   *consts = NIL;
 
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
-	getTypeInputInfo(key->vartype, &typinput, &typioparam);
+	getTypeInputInfo(type, &typinput, &typioparam);
 	for (int i = 0; i < nelems; i++)
 	{
 		if (nulls[i])
 			continue;
 		consts = lappend(consts,
-						 makeConst(key->vartype, key->vartypmod, key->varcollid,
-								   get_typlen(key->vartype),
+						 makeConst(type, typmod, coll, get_typlen(type),
 								   OidInputFunctionCall(typinput, TextDatumGetCString(elems[i]),
-														typioparam, key->vartypmod),
-								   false, get_typbyval(key->vartype)));
+														typioparam, typmod),
+								   false, get_typbyval(type)));
 	}
 	return consts;
 }
@@ -136,7 +138,8 @@ DpPublicKeyConsts(ArrayType *arr, Var *key)
 typedef struct DpGroupRewrite
 {
 	int			nkeys;
-	AttrNumber	atts[INDEX_MAX_KEYS];	/* grouped columns of the protected table */
+	AttrNumber	atts[INDEX_MAX_KEYS];	/* grouped columns of the protected table (0: an expression) */
+	Node	   *exprs[INDEX_MAX_KEYS];	/* the keys */
 	int			values_rti;		/* the VALUES list of public keys */
 	Node	   *real_row;		/* "<table>.ctid IS NOT NULL" */
 } DpGroupRewrite;
@@ -156,13 +159,21 @@ DpGroupMutator(Node *node, DpGroupRewrite *cxt)
 			(Expr *) copyObject(cxt->real_row);
 		return (Node *) a;
 	}
+	if (!IsA(node, Var))
+	{
+		/* a generalising key (keys.c) */
+		for (int i = 0; i < cxt->nkeys; i++)
+			if (cxt->atts[i] == 0 && equal(cxt->exprs[i], node))
+				return (Node *) makeVar(cxt->values_rti, i + 1, exprType(node), exprTypmod(node),
+										exprCollation(node), 0);
+	}
 	if (IsA(node, Var))
 	{
 		Var		   *v = (Var *) node;
 
 		if (v->varlevelsup == 0 && v->varno == 1)
 			for (int i = 0; i < cxt->nkeys; i++)
-				if (cxt->atts[i] == v->varattno)
+				if (cxt->atts[i] != 0 && cxt->atts[i] == v->varattno)
 					return (Node *) makeVar(cxt->values_rti, i + 1, v->vartype, v->vartypmod,
 											v->varcollid, 0);
 		return node;
@@ -372,16 +383,17 @@ DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row, List *key_
 	foreach(lc, q->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
+		Node	   *key = (Node *) get_sortgroupclause_expr(sgc, q->targetList);
 		ArrayType  *arr = arrs[cxt.nkeys];
 		int			k = cxt.nkeys;
 
 		keylists[k] = DpPublicKeyConsts(arr, key);
 		ncombos *= Max(list_length(keylists[k]), 1);
-		cxt.atts[k] = key->varattno;
-		types[k] = key->vartype;
-		typmods[k] = key->vartypmod;
-		colls[k] = key->varcollid;
+		cxt.atts[k] = IsA(key, Var) ? ((Var *) key)->varattno : 0;
+		cxt.exprs[k] = key;
+		types[k] = exprType(key);
+		typmods[k] = exprTypmod(key);
+		colls[k] = exprCollation(key);
 		eqops[k] = sgc->eqop;
 		cxt.nkeys++;
 	}
@@ -444,7 +456,7 @@ DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row, List *key_
 	for (int k = 0; k < cxt.nkeys; k++)
 	{
 		OpExpr	   *eq = (OpExpr *) make_opclause(eqops[k], BOOLOID, false,
-												  (Expr *) makeVar(1, cxt.atts[k], types[k], typmods[k], colls[k], 0),
+												  (Expr *) copyObject(cxt.exprs[k]),
 												  (Expr *) makeVar(cxt.values_rti, k + 1, types[k], typmods[k], colls[k], 0),
 												  InvalidOid, colls[k]);
 
@@ -512,7 +524,16 @@ DpGroupPublicKeys(Query *q, Oid relid, int keyrti, ArrayType **arrs)
 	{
 		Var		   *key = (Var *) get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), q->targetList);
 
-		if (!IsA(key, Var) || key->varno != keyrti)
+		if (!IsA(key, Var))
+		{
+			/* a generalising expression whose values are public (keys.c) */
+			arrs[k] = DpGeneralisedPublicKeys((Node *) key, relid, keyrti);
+			if (arrs[k] == NULL)
+				return false;
+			k++;
+			continue;
+		}
+		if (key->varno != keyrti)
 			return false;
 		arrs[k] = DpPublicKeys(relid, get_attname(relid, key->varattno, false));
 		if (arrs[k] == NULL)
@@ -534,13 +555,20 @@ DpGroupRelease(Query *d, Oid relid)
 	{
 		AttrNumber	atts[INDEX_MAX_KEYS];
 		int			k = 0;
+		bool		all_columns = true;
 		ListCell   *lc;
 
 		foreach(lc, d->groupClause)
-			atts[k++] = ((Var *) get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), d->targetList))->varattno;
+		{
+			Node	   *key = (Node *) get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), d->targetList);
+
+			all_columns &= IsA(key, Var);
+			atts[k++] = IsA(key, Var) ? ((Var *) key)->varattno : 0;
+		}
+		/* key-only predicates restrict the listed keys of columns (generalised keys keep every value) */
 		DpRewritePublicGroupsCore(d, arrs,
 								  DpIsNotNull((Expr *) makeVar(1, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0)),
-								  DpKeyOnlyQuals(d->jointree->quals, 1, atts, k));
+								  all_columns ? DpKeyOnlyQuals(d->jointree->quals, 1, atts, k) : NIL);
 	}
 	else
 		DpAddPartitionKeep(d, 0);

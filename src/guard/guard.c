@@ -27,8 +27,10 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
+#include "catalog/namespace.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parse_func.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/syscache.h"
@@ -52,16 +54,43 @@ DpTopLevelProtected(Query *q, List *prot)
 	return NULL;
 }
 
-/* Read the DP level's protected table with its owner's rights (this plan only: reads.c stamps it). */
+/*
+ * Read the DP level's protected table with its owner's rights (this plan
+ * only: reads.c stamps it), and without the row-level security policy
+ * dp_pg.protect() gives analysts (dp_pg_analyst: no row, the table pickers'
+ * SELECT grant reads nothing without the guard): its qual, the marker
+ * dp_pg.analyst_rows(), is dropped from the entry's security quals.  Every
+ * other policy stays (a DBA's policy that scopes an analyst to a tenant's
+ * rows scopes the dp query too).
+ */
 static void
 DpElevate(Query *d, RangeTblEntry *rte)
 {
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
+	Oid			marker = DpAnalystRowsFunction();
+	List	   *kept = NIL;
+	ListCell   *lc;
 
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for relation %u", rte->relid);
 	DpSetCheckAsUser(d, rte, ((Form_pg_class) GETSTRUCT(tup))->relowner);
 	ReleaseSysCache(tup);
+	foreach(lc, rte->securityQuals)
+	{
+		Node	   *qual = lfirst(lc);
+
+		if (IsA(qual, FuncExpr) && OidIsValid(marker) && ((FuncExpr *) qual)->funcid == marker)
+			continue;
+		kept = lappend(kept, qual);
+	}
+	rte->securityQuals = kept;
+}
+
+/* dp_pg.analyst_rows(), the qual of the policy that gives analysts no row, or InvalidOid. */
+Oid
+DpAnalystRowsFunction(void)
+{
+	return LookupFuncName(list_make2(makeString("dp_pg"), makeString("analyst_rows")), 0, NULL, true);
 }
 
 /* Everyone's dp query on a table with a privacy unit (or a trusted role's request) is bounded. */
@@ -233,7 +262,7 @@ DpFlattenRawSubquery(Query *q, List *prot)
 			sq->cteList != NIL || sq->hasAggs || sq->hasWindowFuncs || sq->hasTargetSRFs ||
 			sq->hasSubLinks || sq->groupClause != NIL || sq->groupingSets != NIL || sq->havingQual != NULL ||
 			sq->distinctClause != NIL || sq->limitCount != NULL ||
-			sq->limitOffset != NULL || sq->rowMarks != NIL || sq->hasForUpdate || sq->hasRowSecurity ||
+			sq->limitOffset != NULL || sq->rowMarks != NIL || sq->hasForUpdate ||
 			list_length(sq->rtable) != 1 || sq->jointree == NULL ||
 			list_length(sq->jointree->fromlist) != 1 || !IsA(linitial(sq->jointree->fromlist), RangeTblRef))
 			continue;
@@ -264,9 +293,112 @@ DpFlattenRawSubquery(Query *q, List *prot)
 		DpMovePermInfo(q, sq, inner);
 		lfirst(list_nth_cell(q->rtable, rti - 1)) = inner;
 		q->hasSubLinks |= sq->hasSubLinks;
+		q->hasRowSecurity |= sq->hasRowSecurity;	/* the table's policies come with its entry */
 		return true;
 	}
 	return false;
+}
+
+/* Context of DpInlineCteWalker. */
+typedef struct DpInlineCte
+{
+	CommonTableExpr *cte;
+	int			depth;			/* query levels below the CTE's own */
+} DpInlineCte;
+
+/*
+ * Walker: each reference to the CTE becomes a FROM-subquery of its query;
+ * a reference d levels below the CTE's query level gets a copy whose outer
+ * CTE references reach d levels further up.
+ */
+static bool
+DpInlineCteWalker(Node *node, DpInlineCte *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		bool		r;
+
+		cxt->depth++;
+		r = query_tree_walker((Query *) node, DpInlineCteWalker, cxt, QTW_EXAMINE_RTES_AFTER);
+		cxt->depth--;
+		return r;
+	}
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *r = (RangeTblEntry *) node;
+
+		if (r->rtekind == RTE_CTE && r->ctelevelsup == cxt->depth &&
+			strcmp(r->ctename, cxt->cte->ctename) == 0)
+		{
+			Query	   *sub = copyObject((Query *) cxt->cte->ctequery);
+
+			if (cxt->depth > 0)
+				IncrementVarSublevelsUp((Node *) sub, cxt->depth, 1);
+			r->rtekind = RTE_SUBQUERY;
+			r->subquery = sub;
+			r->security_barrier = false;
+			r->ctename = NULL;
+			r->ctelevelsup = 0;
+			r->self_reference = false;
+			r->coltypes = NIL;
+			r->coltypmods = NIL;
+			r->colcollations = NIL;
+		}
+		return false;
+	}
+	return expression_tree_walker(node, DpInlineCteWalker, cxt);
+}
+
+/* Walker: DpInlineProtectedCtes on every query level below the top. */
+static bool
+DpInlineCtesBelow(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		DpInlineProtectedCtes((Query *) node);
+		return false;
+	}
+	return expression_tree_walker(node, DpInlineCtesBelow, context);
+}
+
+/*
+ * A WITH query that reads a protected table (what a BI tool's dataset or a
+ * hand-written question may hold: WITH v AS (SELECT * FROM visits WHERE ...)
+ * SELECT region, count(*) FROM v GROUP BY region) is inlined: every
+ * reference becomes a FROM-subquery of its query, which is then judged like
+ * any other (a wrapper, a flattened filter, or refused).  A CTE referenced
+ * twice is two reads, refused as such; an unreferenced one is never run.
+ * Recursive and data-modifying CTEs stay, and stay refused.
+ */
+void
+DpInlineProtectedCtes(Query *q)
+{
+	ListCell   *lc;
+	List	   *kept = NIL;
+
+	if (!q->hasRecursive && !q->hasModifyingCTE)
+		foreach(lc, q->cteList)
+		{
+			CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
+			DpInlineCte cxt = {cte, -1};
+
+			if (cte->cterecursive || !IsA(cte->ctequery, Query) ||
+				((Query *) cte->ctequery)->commandType != CMD_SELECT ||
+				DpReadsProtected((Query *) cte->ctequery) == 0)
+			{
+				kept = lappend(kept, cte);
+				continue;
+			}
+			(void) DpInlineCteWalker((Node *) q, &cxt);
+		}
+	else
+		kept = q->cteList;
+	q->cteList = kept;
+	(void) query_tree_walker(q, DpInlineCtesBelow, NULL, 0);
 }
 
 /* The DP query of an analyst's query (q itself, or the query it wraps), processed. */
@@ -309,8 +441,10 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 static void
 DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 {
-	int			reads = DpReadsProtected(parse);
+	int			reads;
 
+	DpInlineProtectedCtes(parse);
+	reads = DpReadsProtected(parse);
 	if (reads == 0)
 	{
 		DpGuardBoundTrusted(parse, prot, check);	/* dp_pg.privacy_unit on an analyst's own table */
@@ -373,6 +507,20 @@ DpGuardUtility(PlannedStmt *pstmt)
 {
 	if (DpSessionIsSuperuser())
 		return;
+	/* the SELECT analysts hold for table pickers does not let them lock a protected table */
+	if (IsA(pstmt->utilityStmt, LockStmt) && DpSessionIsAnalyst())
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((LockStmt *) pstmt->utilityStmt)->relations)
+		{
+			Oid			relid = RangeVarGetRelid(lfirst_node(RangeVar, lc), NoLock, true);
+
+			if (OidIsValid(relid) && DpIsProtected(relid))
+				DpGuardRefuse("LOCK is not allowed on a protected table",
+							  "Analysts read protected tables only through dp queries.");
+		}
+	}
 	DpTrustCheckUtility(pstmt->utilityStmt);
 	DpStatsCheckUtility(pstmt->utilityStmt);
 }

@@ -231,6 +231,15 @@ extern uint64 DpRunConstantsMade(void);
 extern bool DpPlanHasRunConstants(PlannedStmt *stmt);
 
 /* dp_pg.clamp_float8(numeric, float8, float8), total; InvalidOid if absent. */
+/* guard.c */
+extern void DpInlineProtectedCtes(Query *q);
+extern Oid	DpAnalystRowsFunction(void);
+
+/* keys.c — generalising expressions of a column (date_trunc, extract, width_bucket, ...) */
+extern bool DpIsGeneralising(Node *node);
+extern Node *DpGeneralise(Node *node, Bitmapset *rtis, const char *where);
+extern ArrayType *DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti);
+extern void DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *where);
 extern Oid	DpClampFloat8Function(void);
 
 /* ------------------------------------------------------------------------
@@ -259,7 +268,7 @@ extern void DpAddPartitionKeep(Query *q, int32 groups);
 extern bool DpGroupPublicKeys(Query *q, Oid relid, int keyrti, ArrayType **arrs);
 
 /* The public key consts of arr (text[]) in key's type. */
-extern List *DpPublicKeyConsts(ArrayType *arr, Var *key);
+extern List *DpPublicKeyConsts(ArrayType *arr, Node *key);
 
 /* The WHERE conjuncts that read only GROUP BY key columns, over key placeholders (groups.c). */
 extern List *DpKeyOnlyQuals(Node *quals, int rti, const AttrNumber *atts, int nkeys);

@@ -209,3 +209,17 @@ DpProtectedInit(void)
 {
 	CacheRegisterRelcacheCallback(DpProtectedRelcacheCallback, (Datum) 0);
 }
+
+/*
+ * dp_pg.analyst_rows(): false.  The qual of the row-level security policy
+ * dp_pg.protect() gives dp_pg_analyst, so that the SELECT it grants for
+ * table pickers reads no row without the guard, which drops this qual from
+ * the DP level it reads for an analyst (guard.c, DpElevate).
+ */
+PG_FUNCTION_INFO_V1(dp_analyst_rows);
+
+Datum
+dp_analyst_rows(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(false);
+}

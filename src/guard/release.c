@@ -42,7 +42,7 @@ typedef struct DpSplitContext
 {
 	int			depth;			/* query levels below the post level */
 	List	   *aggs;			/* distinct dp Aggrefs (as at the top level) */
-	List	   *keys;			/* GROUP BY key Vars */
+	List	   *keys;			/* GROUP BY keys: Vars, or generalising expressions */
 	int			first_agg_col;	/* dp_release column of the first aggregate */
 	List	   *colnames;
 } DpSplitContext;
@@ -107,6 +107,19 @@ DpSplitMutator(Node *node, DpSplitContext *cxt)
 		}
 		elog(ERROR, "dp_pg: a dp aggregate was not collected for the release level");
 	}
+	if (cxt->depth == 0 && !IsA(node, Var))
+	{
+		/* a generalising GROUP BY key (keys.c) */
+		int			col = 1;
+		ListCell   *lc;
+
+		foreach(lc, cxt->keys)
+		{
+			if (equal(lfirst(lc), node))
+				return (Node *) makeVar(1, col, exprType(node), exprTypmod(node), exprCollation(node), 0);
+			col++;
+		}
+	}
 	if (IsA(node, Var) && ((Var *) node)->varlevelsup == cxt->depth)
 	{
 		Var		   *v = (Var *) node;
@@ -117,7 +130,7 @@ DpSplitMutator(Node *node, DpSplitContext *cxt)
 		{
 			Var		   *k = lfirst(lc);
 
-			if (k->varno == v->varno && k->varattno == v->varattno)
+			if (IsA(k, Var) && k->varno == v->varno && k->varattno == v->varattno)
 				return (Node *) makeVar(1, col, v->vartype, v->vartypmod, v->varcollid, cxt->depth);
 			col++;
 		}
@@ -166,12 +179,13 @@ DpReleaseSplit(Query *q, DpShape *shape)
 	d->querySource = QSRC_ORIGINAL;
 	d->canSetTag = true;
 	DpMoveRangeTable(d, q);
+	d->hasRowSecurity = q->hasRowSecurity;	/* the tables' policies went with their entries */
 	d->jointree = q->jointree;
 	d->hasAggs = true;
 	foreach(lc, q->groupClause)
 	{
 		SortGroupClause *sgc = copyObject(lfirst_node(SortGroupClause, lc));
-		Var		   *key = (Var *) copyObject(get_sortgroupclause_expr(sgc, q->targetList));
+		Node	   *key = (Node *) copyObject(get_sortgroupclause_expr(sgc, q->targetList));
 		char		name[NAMEDATALEN];
 		TargetEntry *te;
 

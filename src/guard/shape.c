@@ -267,7 +267,7 @@ DpIsBoundValue(Node *node)
  * now (a locale that cannot be opened fails here, not on the first row that
  * reaches the comparison).  Collatable inputs need one.
  */
-static void
+void
 DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *where)
 {
 	if (!OidIsValid(coll))
@@ -431,6 +431,9 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				/* dp_pg.clamp_float8 (a translated avg of a numeric column) cannot fail either */
 				if (f->funcid == DpClampFloat8Function())
 					return expression_tree_mutator(node, DpRowExprMutator, cxt);
+				/* date_trunc, extract, width_bucket, floor, casts to date, ... of a column (keys.c) */
+				if (DpIsGeneralising(node))
+					return DpGeneralise(node, cxt->rtis, where);
 				DpGuardRefuse("this function is not allowed on a protected table",
 							  psprintf("Function %s in %s could raise errors that reveal private values; "
 									   "only widening numeric casts are allowed on columns.",
@@ -444,6 +447,8 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 			return expression_tree_mutator(node, DpRowExprMutator, cxt);
 		case T_OpExpr:
 		case T_DistinctExpr:
+			if (IsA(node, OpExpr) && DpIsGeneralising(node))
+				return DpGeneralise(node, cxt->rtis, where);	/* a date shifted by an interval */
 			{
 				OpExpr	   *op = (OpExpr *) expression_tree_mutator(node, DpRowExprMutator, cxt);
 				bool		is_like;
@@ -778,6 +783,7 @@ typedef struct DpReleaseCheck
 	int			depth;			/* query levels below the top */
 	int			ndp;
 	Bitmapset  *group_atts;		/* GROUP BY keys, as DP_GROUP_KEY(varno, attno) */
+	List	   *group_exprs;	/* GROUP BY keys that are generalising expressions (keys.c) */
 	DpRowContext row;
 	DpProtected *prot;			/* the protected table, at prot_rti */
 	int			prot_rti;
@@ -896,6 +902,8 @@ DpCheckReleasedWalker(Node *node, DpReleaseCheck *cxt)
 		cxt->depth--;
 		return r;
 	}
+	if (cxt->depth == 0 && cxt->group_exprs != NIL && list_member(cxt->group_exprs, node))
+		return false;			/* a generalising GROUP BY key: released as a key */
 	if (IsA(node, Aggref) && ((Aggref *) node)->agglevelsup == cxt->depth)
 	{
 		DpCheckDpAggregate((Aggref *) node, cxt);
@@ -955,6 +963,20 @@ DpRteKindReadsRows(RTEKind kind)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Mutator: every occurrence of a GROUP BY key expression pair[0] outside the
+ * dp aggregates and subqueries becomes its rewritten form pair[1].
+ */
+static Node *
+DpReplaceKeyMutator(Node *node, Node **pair)
+{
+	if (node == NULL || IsA(node, Aggref) || IsA(node, Query) || IsA(node, SubLink))
+		return node;
+	if (equal(node, pair[0]))
+		return copyObject(pair[1]);
+	return expression_tree_mutator(node, DpReplaceKeyMutator, pair);
 }
 
 /* Validate an analyst's (or a bounded trusted) query on target (see guard.h). */
@@ -1042,20 +1064,41 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 								   get_rel_name(r->relid), get_rel_name(r->relid)));
 	}
 
-	/* GROUP BY keys: plain columns of the tables, of a type with an ordering */
+	/*
+	 * GROUP BY keys: columns of the tables, or generalising expressions of
+	 * one column (keys.c: date_trunc, extract, width_bucket, ...), of a type
+	 * with an ordering.  An expression key is rewritten to read its column
+	 * through the key window, everywhere it appears outside the dp
+	 * aggregates (each aggregate's arguments are row expressions, rewritten
+	 * alike when checked).
+	 */
 	foreach(lc, q->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
+		Node	   *key = (Node *) get_sortgroupclause_expr(sgc, q->targetList);
 
-		if (!IsA(key, Var) || key->varlevelsup != 0 || key->varattno <= 0 ||
-			!bms_is_member(key->varno, cxt.row.rtis))
-			DpGuardRefuse("GROUP BY keys must be columns of the tables",
-						  "Expressions as keys could fail on private values; group by the column itself.");
-		if (!OidIsValid(lookup_type_cache(key->vartype, TYPECACHE_LT_OPR)->lt_opr))
+		if (!OidIsValid(lookup_type_cache(exprType(key), TYPECACHE_LT_OPR)->lt_opr))
 			DpGuardRefuse("GROUP BY keys must have an ordering",
 						  "Released groups are ordered by their keys, so that their order reveals nothing else.");
-		cxt.group_atts = bms_add_member(cxt.group_atts, DP_GROUP_KEY(key->varno, key->varattno));
+		if (IsA(key, Var))
+		{
+			Var		   *v = (Var *) key;
+
+			if (v->varlevelsup != 0 || v->varattno <= 0 || !bms_is_member(v->varno, cxt.row.rtis))
+				DpGuardRefuse("GROUP BY keys must be columns of the tables",
+							  "Group by a column or a generalising expression of one (date_trunc, extract, width_bucket, floor, ...).");
+			cxt.group_atts = bms_add_member(cxt.group_atts, DP_GROUP_KEY(v->varno, v->varattno));
+		}
+		else
+		{
+			Node	   *pair[2];
+
+			pair[0] = key;
+			pair[1] = DpGeneralise(key, cxt.row.rtis, "a GROUP BY key");
+			q->targetList = (List *) DpReplaceKeyMutator((Node *) q->targetList, pair);
+			q->havingQual = DpReplaceKeyMutator(q->havingQual, pair);
+			cxt.group_exprs = lappend(cxt.group_exprs, pair[1]);
+		}
 	}
 
 	/* the post-processing parts act on released values only */

@@ -214,6 +214,27 @@ DpHiddenRefresh(void)
 			ancestors = list_concat(ancestors, DpParentsOf(lfirst_oid(lc2)));
 		}
 	}
+	/* dp_pg's own ledger: its sizes and counters count every role's charges and refusals */
+	if (analyst)
+	{
+		static const char *const ledger_tables[] = {"ledger_entries", "budget_limits", "guard_refusal_log"};
+		Oid			nsp = get_namespace_oid("dp_pg", true);
+
+		for (int i = 0; OidIsValid(nsp) && i < lengthof(ledger_tables); i++)
+		{
+			Oid			relid = get_relname_relid(ledger_tables[i], nsp);
+
+			if (OidIsValid(relid))
+			{
+				List	   *owned = getOwnedSequences(relid);
+				ListCell   *lc2;
+
+				DpHideRelation(relid);
+				foreach(lc2, owned)
+					DpHide(lfirst_oid(lc2));
+			}
+		}
+	}
 	hidden_user = user;
 	hidden_epoch = epoch;
 	hidden_generation = generation;

@@ -253,24 +253,6 @@ DpColumnDomain(Oid relid, AttrNumber attno, double *lo, double *hi)
 	return isfinite(*lo) && isfinite(*hi);
 }
 
-/*
- * The column of the protected table that a sum or avg argument is, or
- * ERROR: only a column has a domain.
- */
-static Var *
-DpDomainColumn(DpTranslate *t, Aggref *a, const char *agg)
-{
-	Node	   *arg = DpStrip((Node *) linitial_node(TargetEntry, a->args)->expr);
-
-	arg = DpStrip(DpFlattenJoinAliasVars(t->q, copyObject(arg)));
-	if (!IsA(arg, Var) || ((Var *) arg)->varlevelsup != 0 || ((Var *) arg)->varno != t->prot_rti ||
-		((Var *) arg)->varattno <= 0)
-		DpGuardRefuse(psprintf("%s() on a protected table takes a column of the table", agg),
-					  psprintf("The bounds of %s() come from the column's value domain; for an expression write "
-							   "dp_%s(<expression>, <lower>, <upper>, <mechanism>).", agg, agg));
-	return (Var *) arg;
-}
-
 /* The bounds of column v for agg, or ERROR naming how to declare them. */
 static void
 DpDomainBounds(DpTranslate *t, Var *v, const char *agg, double *lo, double *hi)
@@ -285,18 +267,134 @@ DpDomainBounds(DpTranslate *t, Var *v, const char *agg, double *lo, double *hi)
 							   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
 							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>); or write dp_%s(%s, <lower>, <upper>, <mechanism>).",
 							   col, rel, rel, col, agg, col));
-	if (v->vartype == INT2OID || v->vartype == INT4OID || v->vartype == INT8OID)
+}
+
+/* Context of DpExprDomain. */
+typedef struct DpDomainWalk
+{
+	DpTranslate *t;
+	const char *agg;
+	double		lo,
+				hi;				/* the hull so far (lo > hi: no value yet) */
+} DpDomainWalk;
+
+/*
+ * Widen the hull by the values expression e of a sum or avg argument can
+ * take: a column of the protected table (its value domain), a constant, a
+ * widening cast of those, CASE WHEN ... THEN ... ELSE ... END and COALESCE
+ * of those (what BI tools write: SUM(CASE WHEN member THEN 1 ELSE 0 END),
+ * SUM(CASE WHEN ... THEN amount ELSE 0 END), SUM(1), AVG(CAST(age AS DOUBLE
+ * PRECISION))).  NULL adds nothing (the aggregates skip it).  ERROR for
+ * anything else: its values are not known.
+ */
+static void
+DpExprDomain(Node *e, DpDomainWalk *w)
+{
+	double		lo,
+				hi;
+	ListCell   *lc;
+
+	e = DpStrip(e);
+	switch (nodeTag(e))
 	{
-		double		tmin = v->vartype == INT2OID ? PG_INT16_MIN : v->vartype == INT4OID ? PG_INT32_MIN : -9.2233720368547748e18;
-		double		tmax = v->vartype == INT2OID ? PG_INT16_MAX : v->vartype == INT4OID ? PG_INT32_MAX : 9.2233720368547748e18;
+		case T_Var:
+			{
+				Var		   *v = (Var *) DpStrip(DpFlattenJoinAliasVars(w->t->q, copyObject(e)));
+
+				if (!IsA(v, Var) || v->varlevelsup != 0 || v->varno != w->t->prot_rti || v->varattno <= 0)
+					DpGuardRefuse(psprintf("%s() on a protected table takes columns of the table", w->agg),
+								  psprintf("The bounds of %s() come from the columns' value domains; for other expressions write "
+										   "dp_%s(<expression>, <lower>, <upper>, <mechanism>).", w->agg, w->agg));
+				DpDomainBounds(w->t, v, w->agg, &lo, &hi);
+				break;
+			}
+		case T_Const:
+			if (((Const *) e)->constisnull)
+				return;
+			if (!DpConstValue((Const *) e, &lo) || !isfinite(lo))
+				DpGuardRefuse(psprintf("%s() of a constant that is not a finite number", w->agg), "Use a number.");
+			hi = lo;
+			break;
+		case T_FuncExpr:
+			switch (((FuncExpr *) e)->funcid)
+			{
+				case F_INT4_INT2:
+				case F_INT8_INT2:
+				case F_INT8_INT4:
+				case F_NUMERIC_INT2:
+				case F_NUMERIC_INT4:
+				case F_NUMERIC_INT8:
+				case F_FLOAT8_INT2:
+				case F_FLOAT8_INT4:
+				case F_FLOAT8_INT8:
+				case F_FLOAT8_FLOAT4:
+				case F_FLOAT8_NUMERIC:
+				case F_NUMERIC_FLOAT8:
+					DpExprDomain(linitial(((FuncExpr *) e)->args), w);
+					return;
+				default:
+					break;
+			}
+			/* FALLTHROUGH */
+		default:
+			DpGuardRefuse(psprintf("%s() on a protected table takes a column, a constant, or CASE / COALESCE of those", w->agg),
+						  psprintf("The bounds of %s() come from the columns' value domains; for other expressions write "
+								   "dp_%s(<expression>, <lower>, <upper>, <mechanism>).", w->agg, w->agg));
+			return;
+		case T_CaseExpr:
+			{
+				CaseExpr   *c = (CaseExpr *) e;
+
+				foreach(lc, c->args)
+					DpExprDomain((Node *) lfirst_node(CaseWhen, lc)->result, w);
+				if (c->defresult != NULL)
+					DpExprDomain((Node *) c->defresult, w);
+				return;
+			}
+		case T_CoalesceExpr:
+			foreach(lc, ((CoalesceExpr *) e)->args)
+				DpExprDomain(lfirst(lc), w);
+			return;
+	}
+	if (w->lo > w->hi)
+	{
+		w->lo = lo;
+		w->hi = hi;
+	}
+	else
+	{
+		w->lo = Min(w->lo, lo);
+		w->hi = Max(w->hi, hi);
+	}
+}
+
+/*
+ * The bounds of a sum or avg argument of type argtype: the hull of the
+ * values it can take (DpExprDomain), rounded inward to integers for an
+ * integer argument.
+ */
+static void
+DpArgumentBounds(DpTranslate *t, Aggref *a, const char *agg, Oid argtype, double *lo, double *hi)
+{
+	DpDomainWalk w = {t, agg, 1, 0};
+
+	DpExprDomain((Node *) linitial_node(TargetEntry, a->args)->expr, &w);
+	if (w.lo > w.hi)
+		w.lo = w.hi = 0;		/* only NULL: every value is skipped */
+	*lo = w.lo;
+	*hi = w.hi;
+	if (argtype == INT2OID || argtype == INT4OID || argtype == INT8OID)
+	{
+		double		tmin = argtype == INT2OID ? PG_INT16_MIN : argtype == INT4OID ? PG_INT32_MIN : -9.2233720368547748e18;
+		double		tmax = argtype == INT2OID ? PG_INT16_MAX : argtype == INT4OID ? PG_INT32_MAX : 9.2233720368547748e18;
 
 		*lo = Max(ceil(*lo), tmin);
 		*hi = Min(floor(*hi), tmax);
-		if (v->vartype == INT8OID && *hi >= 9.2233720368547748e18)
+		if (argtype == INT8OID && *hi >= 9.2233720368547748e18)
 			*hi = 9.2233720368547738e18;	/* the largest double below 2^63 */
 	}
 	if (*lo > *hi)
-		DpGuardRefuse(psprintf("the value domain of column \"%s\" is empty", col),
+		DpGuardRefuse(psprintf("the value domain of the argument of %s() is empty", agg),
 					  psprintf("Its bounds are %g and %g.", *lo, *hi));
 }
 
@@ -346,7 +444,6 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 {
 	Oid			mechtype;
 	Oid			fn;
-	Var		   *v;
 	double		lo,
 				hi;
 	Expr	   *x;
@@ -387,8 +484,6 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 
 				if (a->aggdistinct != NIL)
 					return NULL;
-				v = DpDomainColumn(t, a, "sum");
-				DpDomainBounds(t, v, "sum", &lo, &hi);
 				x = (Expr *) copyObject(linitial_node(TargetEntry, a->args)->expr);
 				switch (a->aggfnoid)
 				{
@@ -413,6 +508,7 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 						kind = &dp_sum_float8_kind;
 						break;
 				}
+				DpArgumentBounds(t, a, "sum", argtype, &lo, &hi);
 				argtypes[0] = argtypes[1] = argtypes[2] = argtype;
 				argtypes[3] = DpMechanismType();
 				fn = DpExtAggregate(t, "dp_sum", 4, argtypes, kind);
@@ -438,8 +534,7 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 
 				if (a->aggdistinct != NIL)
 					return NULL;
-				v = DpDomainColumn(t, a, "avg");
-				DpDomainBounds(t, v, "avg", &lo, &hi);
+				DpArgumentBounds(t, a, "avg", FLOAT8OID, &lo, &hi);
 				x = (Expr *) copyObject(linitial_node(TargetEntry, a->args)->expr);
 				switch (a->aggfnoid)
 				{
@@ -520,6 +615,17 @@ DpTranslatePlainAggregates(Query *q, DpProtected *p)
 	int			rti = 0;
 	Oid			ext;
 
+	/*
+	 * SELECT DISTINCT <columns> without aggregates (Superset's filter values,
+	 * a tool's distinct-values list) is GROUP BY <columns>: its keys are
+	 * released like any GROUP BY's (public keys, or partition selection)
+	 */
+	if (q->distinctClause != NIL && !q->hasDistinctOn && q->groupClause == NIL && q->groupingSets == NIL &&
+		!q->hasAggs && !q->hasWindowFuncs && !q->hasTargetSRFs && q->havingQual == NULL)
+	{
+		q->groupClause = q->distinctClause;
+		q->distinctClause = NIL;
+	}
 	if (!q->hasAggs)
 		return;
 	memset(&t, 0, sizeof(t));

@@ -88,7 +88,7 @@ typedef struct DpUnitRewrite
 	ParseState *pstate;
 	List	   *aggs;			/* DpBoundedAgg * */
 	int			nkeys;
-	Var		   *keys[INDEX_MAX_KEYS];	/* original GROUP BY key Vars */
+	Node	   *keys[INDEX_MAX_KEYS];	/* original GROUP BY keys: Vars, or generalising expressions */
 	AttrNumber	keycols[INDEX_MAX_KEYS];	/* their columns in q1 */
 	int32		groups;			/* g, or 1 without cells */
 } DpUnitRewrite;
@@ -528,12 +528,20 @@ DpUnitMutator(Node *node, DpUnitRewrite *cxt)
 		}
 		elog(ERROR, "dp_pg: an aggregate of a bounded query was not rewritten");
 	}
+	if (!IsA(node, Var))
+	{
+		/* a generalising GROUP BY key (keys.c) */
+		for (int k = 0; k < cxt->nkeys; k++)
+			if (!IsA(cxt->keys[k], Var) && equal(cxt->keys[k], node))
+				return (Node *) makeVar(1, cxt->keycols[k], exprType(node), exprTypmod(node), exprCollation(node), 0);
+	}
 	if (IsA(node, Var))
 	{
 		Var		   *v = (Var *) node;
 
 		for (int k = 0; k < cxt->nkeys; k++)
-			if (v->varlevelsup == 0 && v->varno == cxt->keys[k]->varno && v->varattno == cxt->keys[k]->varattno)
+			if (v->varlevelsup == 0 && IsA(cxt->keys[k], Var) && v->varno == ((Var *) cxt->keys[k])->varno &&
+				v->varattno == ((Var *) cxt->keys[k])->varattno)
 				return (Node *) makeVar(1, cxt->keycols[k], v->vartype, v->vartypmod, v->varcollid, 0);
 		elog(ERROR, "dp_pg: a column outside the GROUP BY keys in a bounded query");
 	}
@@ -988,6 +996,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	q1->querySource = QSRC_ORIGINAL;
 	q1->canSetTag = true;
 	DpMoveRangeTable(q1, q);
+	q1->hasRowSecurity = q->hasRowSecurity;
 	q1->jointree = q->jointree;
 	q1->hasAggs = true;
 	{
@@ -1006,7 +1015,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	foreach(lc, q->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		Var		   *key = (Var *) get_sortgroupclause_expr(sgc, q->targetList);
+		Node	   *key = (Node *) get_sortgroupclause_expr(sgc, q->targetList);
 		char		kname[NAMEDATALEN];
 		TargetEntry *te;
 		SortGroupClause *copy = copyObject(sgc);
@@ -1027,14 +1036,20 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	if (public_groups)
 	{
 		AttrNumber	atts[INDEX_MAX_KEYS];
+		bool		all_columns = true;
 
 		for (int k = 0; k < cxt.nkeys; k++)
-			atts[k] = cxt.keys[k]->varattno;
-		key_quals = DpKeyOnlyQuals(q1->jointree->quals, prot_rti, atts, cxt.nkeys);
+		{
+			all_columns &= IsA(cxt.keys[k], Var);
+			atts[k] = IsA(cxt.keys[k], Var) ? ((Var *) cxt.keys[k])->varattno : 0;
+		}
+		/* key-only predicates restrict the listed keys of columns (generalised keys keep every value) */
+		if (all_columns)
+			key_quals = DpKeyOnlyQuals(q1->jointree->quals, prot_rti, atts, cxt.nkeys);
 		for (int k = 0; k < cxt.nkeys; k++)
 		{
-			Var		   *key = cxt.keys[k];
-			Oid			arrtype = get_array_type(key->vartype);
+			Node	   *key = cxt.keys[k];
+			Oid			arrtype = get_array_type(exprType(key));
 			SortGroupClause *sgc = list_nth_node(SortGroupClause, q->groupClause, k);
 			List	   *consts = DpPublicKeyConsts(pubkeys[k], key);
 			ArrayExpr  *ae;
@@ -1044,8 +1059,8 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 				continue;
 			ae = makeNode(ArrayExpr);
 			ae->array_typeid = arrtype;
-			ae->array_collid = key->varcollid;
-			ae->element_typeid = key->vartype;
+			ae->array_collid = exprCollation(key);
+			ae->element_typeid = exprType(key);
 			ae->elements = consts;
 			ae->multidims = false;
 			ae->location = -1;
@@ -1055,7 +1070,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 			sa->hashfuncid = InvalidOid;
 			sa->negfuncid = InvalidOid;
 			sa->useOr = true;
-			sa->inputcollid = key->varcollid;
+			sa->inputcollid = exprCollation(key);
 			sa->args = list_make2(copyObject(key), ae);
 			sa->location = -1;
 			set_sa_opfuncid(sa);

@@ -384,6 +384,27 @@ FROM generate_series(1, 200) g;
 RESET ROLE;
 SELECT dp_pg.protect('clinic.amounts', 'person', 2, 3);
 SELECT dp_pg.set_domain('clinic.amounts', 'amt', 0, 1000);
+-- what generalising keys read (date_trunc, extract, width_bucket, floor,
+-- casts): single rows at the ends of every type's range, infinities and NaN
+-- (id 2: the smallest dates and times, NaN floats, 1e-400; id 3: the largest,
+-- 1e400; id 4: infinities; id 5: NaN numeric), and one date only person 17 has
+SET ROLE atk_owner;
+CREATE TABLE clinic.moments (id int PRIMARY KEY, person int NOT NULL, d date, t timestamp, tz timestamptz,
+	f float8, r real, n numeric);
+INSERT INTO clinic.moments
+SELECT g, g % 40,
+       CASE g WHEN 2 THEN date '4713-11-24 BC' WHEN 3 THEN date '5874897-12-31' WHEN 4 THEN date 'infinity'
+              WHEN 17 THEN date '1917-07-17' ELSE date '2024-01-01' + g END,
+       CASE g WHEN 2 THEN timestamp '4713-11-24 00:00 BC' WHEN 3 THEN timestamp '294276-12-31 23:59:59'
+              WHEN 4 THEN timestamp '-infinity' ELSE timestamp '2024-01-01' + g * interval '1 hour' END,
+       CASE g WHEN 2 THEN timestamptz '4713-11-24 00:00+00 BC' WHEN 3 THEN timestamptz '294276-12-31 23:59:59+00'
+              WHEN 4 THEN timestamptz 'infinity' ELSE timestamptz '2024-01-01' + g * interval '1 hour' END,
+       CASE g WHEN 2 THEN 'NaN'::float8 WHEN 3 THEN 1.7e308 WHEN 4 THEN '-Infinity' ELSE g / 10.0 END,
+       CASE g WHEN 2 THEN 'NaN'::real WHEN 3 THEN 3.4e38 WHEN 4 THEN 'Infinity' ELSE g / 10.0 END,
+       CASE g WHEN 2 THEN 1e-400 WHEN 3 THEN 1e400 WHEN 4 THEN 'Infinity' WHEN 5 THEN 'NaN' ELSE g * 1.5 END
+FROM generate_series(1, 200) g;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.moments', 'person', 2, 3);
 SELECT dp_pg.set_budget('atk_analyst', 1e9, 0.9);
 SELECT dp_pg.set_budget('atk_honest', 1e9, 1e-3);
 -- a DBA's careless budget: no delta limit
