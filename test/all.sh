@@ -166,6 +166,16 @@ fi
 record fuzz $P $F
 fi
 
+if [ "${DP_TEST_BI:-1}" = 1 ]; then
+echo "=== BI tools' SQL through their client drivers (test/bi/run.sh: JDBC, psqlODBC, psycopg2)"
+# one test per corpus statement, per positive control and per check of the leg
+DP_BI_PORT=${DP_BI_PORT:-$((DP_PORT + 40))} bash "$DP_ROOT/test/bi/run.sh" 2>&1 | tee "$SCRATCH/bi.out"
+P=$(grep -c '^ok ' "$SCRATCH/bi.out")
+F=$(grep -c '^not ok ' "$SCRATCH/bi.out")
+grep -q '^bi: [0-9]* passed, [0-9]* failed$' "$SCRATCH/bi.out" || F=$((F + 1))
+record bi $P $F
+fi
+
 # The same suites on the newest PostgreSQL that Debian's unstable suite
 # carries as a source package, built by test/newpg.sh (cached between runs)
 # into a private prefix.  DP_TEST_NEWPG=0 skips it; the nested run sets it.
