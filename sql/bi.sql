@@ -384,6 +384,22 @@ SELECT count(*) FROM dp_pg.column_domains;
 SELECT dp_pg.set_domain('bi.visits', 'score', NULL, NULL);
 SELECT attname FROM dp_pg.column_domains ORDER BY attname;
 
+-- a public domain for generalised keys: the DBA declares every day of
+-- 2023-11-01 .. 2024-06-30 public for visit_date; months, years and weeks
+-- of it are then listed completely (empty ones too), computed on the
+-- declared days, with no partition selection
+SELECT dp_pg.set_public_keys('bi.visits', 'visit_date',
+	ARRAY(SELECT d::date FROM generate_series(date '2023-11-01', date '2024-06-30', interval '1 day') d));
+SET ROLE dp_bi_analyst;
+SET dp_pg.default_mechanism = 'laplace(epsilon=100)';
+SELECT dp_test.bi_charges() AS charges_before \gset
+SELECT date_trunc('month', visit_date)::date AS month, count(*) FROM bi.visits GROUP BY 1 ORDER BY 1;
+SELECT * FROM dp_test.bi_sites();
+SELECT CAST(EXTRACT(YEAR FROM visit_date) AS int) AS year, count(*) FROM bi.visits GROUP BY 1 ORDER BY 1;
+SELECT count(*) AS weeks FROM (SELECT date_trunc('week', visit_date) AS w, count(*) FROM bi.visits GROUP BY 1) s;
+SELECT dp_test.bi_charges() - :charges_before AS charges;
+RESET ROLE;
+
 -- superusers' plain aggregates stay plain (exact)
 SELECT count(*), sum(amount), avg(age)::numeric(10, 4), count(DISTINCT region) FROM bi.visits;
 

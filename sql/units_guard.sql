@@ -77,7 +77,7 @@ SELECT q, ug.try(q) FROM (VALUES
 	($q$SELECT dp_count(*) FROM ug.visits WHERE dp_pg.unit_priority() > 0$q$),
 	($q$SELECT dp_count(*) FROM ug.visits WHERE dp_pg.histogram_bucket(cost, 0, 1000, 10) = 1$q$),
 	($q$SELECT dp_count(*) FROM ug.visits v JOIN ug.visits w ON v.person = w.person$q$),
-	($q$SELECT dp_count(*) FROM (SELECT DISTINCT person FROM ug.visits) s$q$),
+	($q$SELECT dp_count(*) FROM (SELECT DISTINCT ON (person) person, cost FROM ug.visits) s$q$),
 	($q$SELECT dp_count(*) OVER () FROM ug.visits$q$),
 	($q$EXPLAIN SELECT dp_count(*) FROM ug.visits$q$),
 	($q$SELECT dp_histogram(ward, ARRAY[0,1], 'laplace(epsilon=1)'), dp_count(*) FROM ug.visits$q$),

@@ -240,6 +240,7 @@ extern bool DpIsGeneralising(Node *node);
 extern Node *DpGeneralise(Node *node, Bitmapset *rtis, const char *where);
 extern ArrayType *DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti);
 extern void DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *where);
+extern bool DpIsWideningCast(Oid fn);
 extern Oid	DpClampFloat8Function(void);
 
 /* ------------------------------------------------------------------------

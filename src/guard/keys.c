@@ -282,6 +282,199 @@ DpExtractField(FuncExpr *f)
 	return downcase_truncate_identifier(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), false);
 }
 
+/*
+ * How a function (or an operator's function) of the grammar treats its
+ * arguments.  Every rule is total on values inside the key window.
+ */
+typedef enum DpKeyRule
+{
+	DP_KEY_NONE,
+	DP_KEY_UNARY,				/* one argument: casts, floor / ceil / round / trunc, length */
+	DP_KEY_VALUE_CONSTS,		/* the value, then constants: round(x, n), trunc(x, n), left, right, substr */
+	DP_KEY_SEARCH,				/* strpos, position, starts_with: a deterministic collation */
+	DP_KEY_CASE_MAP,			/* lower, upper: a superuser's collation, its locale opened now */
+	DP_KEY_MOVE,				/* a unit or zone, then the value, moved by less than 1000 years */
+	DP_KEY_FIELD,				/* extract / date_part: a field, then the value */
+	DP_KEY_BUCKET,				/* width_bucket(value, low, high, count) */
+	DP_KEY_TO_INT,				/* a narrowing cast: only of extract's small fields */
+	DP_KEY_SHIFT_INTERVAL,		/* date or time +/- a constant interval */
+	DP_KEY_SHIFT_DAYS			/* date +/- a constant number of days */
+} DpKeyRule;
+
+static const struct
+{
+	Oid			fn;
+	DpKeyRule	rule;
+}			dp_key_rules[] = {
+	/* exact conversions; a time zone's offset stays within the window's margin */
+	{F_NUMERIC_FLOAT8, DP_KEY_UNARY}, {F_FLOAT8_NUMERIC, DP_KEY_UNARY},
+	{F_DATE_TIMESTAMP, DP_KEY_UNARY}, {F_DATE_TIMESTAMPTZ, DP_KEY_UNARY},
+	{F_TIMESTAMP_TIMESTAMPTZ, DP_KEY_UNARY}, {F_TIMESTAMPTZ_TIMESTAMP, DP_KEY_UNARY},
+	{F_TIMESTAMP_DATE, DP_KEY_UNARY}, {F_TIMESTAMPTZ_DATE, DP_KEY_UNARY},
+	{F_FLOOR_FLOAT8, DP_KEY_UNARY}, {F_FLOOR_NUMERIC, DP_KEY_UNARY},
+	{F_CEIL_FLOAT8, DP_KEY_UNARY}, {F_CEIL_NUMERIC, DP_KEY_UNARY},
+	{F_CEILING_FLOAT8, DP_KEY_UNARY}, {F_CEILING_NUMERIC, DP_KEY_UNARY},
+	{F_ROUND_FLOAT8, DP_KEY_UNARY}, {F_ROUND_NUMERIC, DP_KEY_UNARY},
+	{F_TRUNC_FLOAT8, DP_KEY_UNARY}, {F_TRUNC_NUMERIC, DP_KEY_UNARY},
+	{F_TEXT_BPCHAR, DP_KEY_UNARY}, {F_LENGTH_TEXT, DP_KEY_UNARY},
+	{F_CHAR_LENGTH_TEXT, DP_KEY_UNARY}, {F_CHARACTER_LENGTH_TEXT, DP_KEY_UNARY},
+	{F_OCTET_LENGTH_TEXT, DP_KEY_UNARY},
+	{F_ROUND_NUMERIC_INT4, DP_KEY_VALUE_CONSTS}, {F_TRUNC_NUMERIC_INT4, DP_KEY_VALUE_CONSTS},
+	/* a negative substring length fails for every row alike (the trials) */
+	{F_LEFT, DP_KEY_VALUE_CONSTS}, {F_RIGHT, DP_KEY_VALUE_CONSTS},
+	{F_SUBSTR_TEXT_INT4, DP_KEY_VALUE_CONSTS}, {F_SUBSTRING_TEXT_INT4, DP_KEY_VALUE_CONSTS},
+	{F_SUBSTR_TEXT_INT4_INT4, DP_KEY_VALUE_CONSTS}, {F_SUBSTRING_TEXT_INT4_INT4, DP_KEY_VALUE_CONSTS},
+	{F_STRPOS, DP_KEY_SEARCH}, {F_POSITION_TEXT_TEXT, DP_KEY_SEARCH}, {F_STARTS_WITH, DP_KEY_SEARCH},
+	{F_LOWER_TEXT, DP_KEY_CASE_MAP}, {F_UPPER_TEXT, DP_KEY_CASE_MAP},
+	/* AT TIME ZONE '<zone>': a zone's offset, less than a week */
+	{F_DATE_TRUNC_TEXT_TIMESTAMP, DP_KEY_MOVE}, {F_DATE_TRUNC_TEXT_TIMESTAMPTZ, DP_KEY_MOVE},
+	{F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT, DP_KEY_MOVE},
+	{F_TIMEZONE_TEXT_TIMESTAMPTZ, DP_KEY_MOVE}, {F_TIMEZONE_TEXT_TIMESTAMP, DP_KEY_MOVE},
+	{F_DATE_PART_TEXT_DATE, DP_KEY_FIELD}, {F_DATE_PART_TEXT_TIMESTAMP, DP_KEY_FIELD},
+	{F_DATE_PART_TEXT_TIMESTAMPTZ, DP_KEY_FIELD}, {F_EXTRACT_TEXT_DATE, DP_KEY_FIELD},
+	{F_EXTRACT_TEXT_TIMESTAMP, DP_KEY_FIELD}, {F_EXTRACT_TEXT_TIMESTAMPTZ, DP_KEY_FIELD},
+	{F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4, DP_KEY_BUCKET},
+	{F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4, DP_KEY_BUCKET},
+	{F_INT8_NUMERIC, DP_KEY_TO_INT}, {F_INT4_NUMERIC, DP_KEY_TO_INT},
+	{F_INT8_FLOAT8, DP_KEY_TO_INT}, {F_INT4_FLOAT8, DP_KEY_TO_INT},
+	{F_DATE_PL_INTERVAL, DP_KEY_SHIFT_INTERVAL}, {F_DATE_MI_INTERVAL, DP_KEY_SHIFT_INTERVAL},
+	{F_TIMESTAMP_PL_INTERVAL, DP_KEY_SHIFT_INTERVAL}, {F_TIMESTAMP_MI_INTERVAL, DP_KEY_SHIFT_INTERVAL},
+	{F_TIMESTAMPTZ_PL_INTERVAL, DP_KEY_SHIFT_INTERVAL}, {F_TIMESTAMPTZ_MI_INTERVAL, DP_KEY_SHIFT_INTERVAL},
+	{F_DATE_PLI, DP_KEY_SHIFT_DAYS}, {F_DATE_MII, DP_KEY_SHIFT_DAYS},
+};
+
+/* The grammar's rule for function fn (widening numeric casts are unary). */
+static DpKeyRule
+DpKeyRuleOf(Oid fn)
+{
+	if (DpIsWideningCast(fn))
+		return DP_KEY_UNARY;
+	for (int i = 0; i < lengthof(dp_key_rules); i++)
+		if (dp_key_rules[i].fn == fn)
+			return dp_key_rules[i].rule;
+	return DP_KEY_NONE;
+}
+
+/* A narrowing cast's argument: extract / date_part of a small field (to int4: not epoch)? */
+static bool
+DpSmallField(FuncExpr *cast, Node *arg)
+{
+	return IsA(arg, FuncExpr) && DpKeyRuleOf(((FuncExpr *) arg)->funcid) == DP_KEY_FIELD &&
+		IsA(linitial(((FuncExpr *) arg)->args), Const) &&
+		(cast->funcid == F_INT8_NUMERIC || cast->funcid == F_INT8_FLOAT8 ||
+		 strcmp(DpExtractField((FuncExpr *) arg), "epoch") != 0) &&
+		OidIsValid(DpKeyFiniteFunction(exprType(arg)));
+}
+
+/* A date or time shifted by a constant (operator op): at most about 100 years. */
+static Node *
+DpKeyShift(OpExpr *op, DpKeyRule rule, DpKeyContext *cxt)
+{
+	Const	   *c = DpKeyConstArg(lsecond(op->args), cxt);
+	bool		small;
+
+	if (rule == DP_KEY_SHIFT_INTERVAL)
+		small = DpSmallInterval(c);
+	else
+		small = DatumGetInt32(c->constvalue) <= DP_KEY_MAX_SHIFT_DAYS &&
+			DatumGetInt32(c->constvalue) >= -DP_KEY_MAX_SHIFT_DAYS;
+	if (!small)
+		DpGuardRefuse("a date or time on a protected table may be shifted by at most 100 years",
+					  psprintf("Found a larger shift in %s.", cxt->where));
+	cxt->moves++;
+	linitial(op->args) = DpKeyMutator(linitial(op->args), cxt);
+	lsecond(op->args) = c;
+	return (Node *) op;
+}
+
+/* A function call of the grammar, by its rule. */
+static Node *
+DpKeyFunction(FuncExpr *f, DpKeyRule rule, DpKeyContext *cxt)
+{
+	switch (rule)
+	{
+		case DP_KEY_NONE:
+		case DP_KEY_SHIFT_INTERVAL:
+		case DP_KEY_SHIFT_DAYS:
+			break;
+		case DP_KEY_UNARY:
+			if (list_length(f->args) != 1)
+				break;
+			return expression_tree_mutator((Node *) f, DpKeyMutator, cxt);
+		case DP_KEY_CASE_MAP:
+			DpCheckCollation(f->inputcollid, TEXTOID, false, cxt->where);
+			return expression_tree_mutator((Node *) f, DpKeyMutator, cxt);
+		case DP_KEY_SEARCH:
+			/* substring searches fail under a nondeterministic collation */
+			DpCheckCollation(f->inputcollid, TEXTOID, true, cxt->where);
+			return DpKeyValueAndConsts(f, cxt, 0);
+		case DP_KEY_VALUE_CONSTS:
+			return DpKeyValueAndConsts(f, cxt, 0);
+		case DP_KEY_MOVE:
+			cxt->moves++;
+			return DpKeyValueAndConsts(f, cxt, 1);
+		case DP_KEY_FIELD:
+			return DpKeyValueAndConsts(f, cxt, 1);
+		case DP_KEY_BUCKET:
+			{
+				FuncExpr   *w = (FuncExpr *) DpKeyValueAndConsts(f, cxt, 0);
+				int32		n = DatumGetInt32(((Const *) lfourth(w->args))->constvalue);
+
+				/* bounds far from float8's limits (the trials check the rest) */
+				if (f->funcid == F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4)
+					for (int b = 1; b <= 2; b++)
+					{
+						float8		v = DatumGetFloat8(((Const *) list_nth(w->args, b))->constvalue);
+
+						if (!(v >= -1e300 && v <= 1e300))
+							DpGuardRefuse("width_bucket's bounds must lie within +-1e300",
+										  psprintf("Found %g in %s.", v, cxt->where));
+					}
+				/* count + 1 for a value above the range must not overflow */
+				if (n <= 0 || n >= PG_INT32_MAX)
+					DpGuardRefuse("width_bucket needs between 1 and 2147483646 buckets",
+								  psprintf("Found %d in %s.", n, cxt->where));
+				return (Node *) w;
+			}
+		case DP_KEY_TO_INT:
+			{
+				/*
+				 * narrowing: only the small fields of extract / date_part,
+				 * made finite first (an infinite date has an infinite year)
+				 */
+				Node	   *arg = linitial(f->args);
+
+				if (IsA(arg, FuncExpr) && list_length(((FuncExpr *) arg)->args) == 1 &&
+					((FuncExpr *) arg)->funcid == DpKeyFiniteFunction(exprType(arg)))
+					arg = linitial(((FuncExpr *) arg)->args);	/* a rewritten key */
+				if (DpSmallField(f, arg))
+				{
+					FuncExpr   *cast = (FuncExpr *) copyObject(f);
+
+					linitial(cast->args) = makeFuncExpr(DpKeyFiniteFunction(exprType(arg)), exprType(arg),
+														list_make1(DpKeyMutator(arg, cxt)),
+														InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+					return (Node *) cast;
+				}
+				break;
+			}
+	}
+	/* a column already read through its key window (a rewritten key) */
+	if (list_length(f->args) == 1 && IsA(linitial(f->args), Var) &&
+		f->funcid == DpKeyWindowFunction(exprType(linitial(f->args))))
+	{
+		(void) DpKeyMutator(linitial(f->args), cxt);
+		return (Node *) copyObject(f);
+	}
+	DpGuardRefuse("this function is not allowed on a protected table",
+				  psprintf("Function %s in %s could raise errors that reveal private values; on a column only "
+						   "comparisons, widening casts and the generalising functions date_trunc, extract, "
+						   "date_part, width_bucket, floor, ceil, round, trunc, lower, upper, casts to date, "
+						   "strpos, starts_with, left, right, substr and length are allowed.",
+						   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", cxt->where));
+	return NULL;
+}
+
 static Node *
 DpKeyMutator(Node *node, DpKeyContext *cxt)
 {
@@ -322,215 +515,16 @@ DpKeyMutator(Node *node, DpKeyContext *cxt)
 		case T_RelabelType:
 			return expression_tree_mutator(node, DpKeyMutator, cxt);
 		case T_FuncExpr:
-			{
-				FuncExpr   *f = (FuncExpr *) node;
-
-				switch (f->funcid)
-				{
-						/* widening and exact casts */
-					case F_INT4_INT2:
-					case F_INT8_INT2:
-					case F_INT8_INT4:
-					case F_NUMERIC_INT2:
-					case F_NUMERIC_INT4:
-					case F_NUMERIC_INT8:
-					case F_FLOAT8_INT2:
-					case F_FLOAT8_INT4:
-					case F_FLOAT8_INT8:
-					case F_FLOAT8_FLOAT4:
-					case F_NUMERIC_FLOAT8:	/* float8 to numeric: ±Infinity and NaN exist in both */
-					case F_FLOAT8_NUMERIC:	/* within ±1e300, or ±Infinity */
-						/* a time zone's offset: within the margin of the window */
-					case F_DATE_TIMESTAMP:
-					case F_DATE_TIMESTAMPTZ:
-					case F_TIMESTAMP_TIMESTAMPTZ:
-					case F_TIMESTAMPTZ_TIMESTAMP:
-					case F_TIMESTAMP_DATE:
-					case F_TIMESTAMPTZ_DATE:
-					case F_FLOOR_FLOAT8:
-					case F_FLOOR_NUMERIC:
-					case F_CEIL_FLOAT8:
-					case F_CEIL_NUMERIC:
-					case F_CEILING_FLOAT8:
-					case F_CEILING_NUMERIC:
-					case F_ROUND_FLOAT8:
-					case F_ROUND_NUMERIC:
-					case F_TRUNC_FLOAT8:
-					case F_TRUNC_NUMERIC:
-						if (list_length(f->args) != 1)
-							break;
-						return expression_tree_mutator(node, DpKeyMutator, cxt);
-					case F_ROUND_NUMERIC_INT4:
-					case F_TRUNC_NUMERIC_INT4:
-						return DpKeyValueAndConsts(f, cxt, 0);
-					case F_LOWER_TEXT:
-					case F_UPPER_TEXT:
-						DpCheckCollation(f->inputcollid, TEXTOID, false, cxt->where);
-						return expression_tree_mutator(node, DpKeyMutator, cxt);
-						/* text: Tableau's CONTAINS, STARTSWITH, ENDSWITH, LEN, LEFT */
-					case F_TEXT_BPCHAR:
-					case F_LENGTH_TEXT:
-					case F_CHAR_LENGTH_TEXT:
-					case F_CHARACTER_LENGTH_TEXT:
-					case F_OCTET_LENGTH_TEXT:
-						if (list_length(f->args) != 1)
-							break;
-						return expression_tree_mutator(node, DpKeyMutator, cxt);
-					case F_STRPOS:
-					case F_POSITION_TEXT_TEXT:
-					case F_STARTS_WITH:
-						/* substring searches fail under a nondeterministic collation */
-						DpCheckCollation(f->inputcollid, TEXTOID, true, cxt->where);
-						return DpKeyValueAndConsts(f, cxt, 0);
-					case F_LEFT:
-					case F_RIGHT:
-					case F_SUBSTR_TEXT_INT4:
-					case F_SUBSTRING_TEXT_INT4:
-					case F_SUBSTR_TEXT_INT4_INT4:
-					case F_SUBSTRING_TEXT_INT4_INT4:
-						/* a negative length fails: for every row alike (the trials below) */
-						return DpKeyValueAndConsts(f, cxt, 0);
-					case F_DATE_TRUNC_TEXT_TIMESTAMP:
-					case F_DATE_TRUNC_TEXT_TIMESTAMPTZ:
-					case F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT:
-						/* AT TIME ZONE '<zone>': a zone's offset, less than a week */
-					case F_TIMEZONE_TEXT_TIMESTAMPTZ:
-					case F_TIMEZONE_TEXT_TIMESTAMP:
-						cxt->moves++;
-						return DpKeyValueAndConsts(f, cxt, 1);
-					case F_DATE_PART_TEXT_DATE:
-					case F_DATE_PART_TEXT_TIMESTAMP:
-					case F_DATE_PART_TEXT_TIMESTAMPTZ:
-					case F_EXTRACT_TEXT_DATE:
-					case F_EXTRACT_TEXT_TIMESTAMP:
-					case F_EXTRACT_TEXT_TIMESTAMPTZ:
-						return DpKeyValueAndConsts(f, cxt, 1);
-					case F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4:
-					case F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4:
-						{
-							FuncExpr   *w = (FuncExpr *) DpKeyValueAndConsts(f, cxt, 0);
-							int32		n = DatumGetInt32(((Const *) lfourth(w->args))->constvalue);
-
-							/* bounds far from float8's limits (the trials check the rest) */
-							if (f->funcid == F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4)
-								for (int b = 1; b <= 2; b++)
-								{
-									float8		v = DatumGetFloat8(((Const *) list_nth(w->args, b))->constvalue);
-
-									if (!(v >= -1e300 && v <= 1e300))
-										DpGuardRefuse("width_bucket's bounds must lie within +-1e300",
-													  psprintf("Found %g in %s.", v, cxt->where));
-								}
-							/* count + 1 for a value above the range must not overflow */
-							if (n <= 0 || n >= PG_INT32_MAX)
-								DpGuardRefuse("width_bucket needs between 1 and 2147483646 buckets",
-											  psprintf("Found %d in %s.", n, cxt->where));
-							return (Node *) w;
-						}
-					case F_INT8_NUMERIC:
-					case F_INT4_NUMERIC:
-					case F_INT8_FLOAT8:
-					case F_INT4_FLOAT8:
-						{
-							/*
-							 * narrowing: only the small fields of extract /
-							 * date_part, made finite first (an infinite date
-							 * has an infinite year)
-							 */
-							Node	   *arg = linitial(f->args);
-
-							if (IsA(arg, FuncExpr) && list_length(((FuncExpr *) arg)->args) == 1 &&
-								((FuncExpr *) arg)->funcid == DpKeyFiniteFunction(exprType(arg)))
-								arg = linitial(((FuncExpr *) arg)->args);	/* a rewritten key */
-							if (IsA(arg, FuncExpr))
-							{
-								switch (((FuncExpr *) arg)->funcid)
-								{
-									case F_DATE_PART_TEXT_DATE:
-									case F_DATE_PART_TEXT_TIMESTAMP:
-									case F_DATE_PART_TEXT_TIMESTAMPTZ:
-									case F_EXTRACT_TEXT_DATE:
-									case F_EXTRACT_TEXT_TIMESTAMP:
-									case F_EXTRACT_TEXT_TIMESTAMPTZ:
-										if (IsA(linitial(((FuncExpr *) arg)->args), Const) &&
-											(f->funcid == F_INT8_NUMERIC || f->funcid == F_INT8_FLOAT8 ||
-											 strcmp(DpExtractField((FuncExpr *) arg), "epoch") != 0) &&
-											OidIsValid(DpKeyFiniteFunction(exprType(arg))))
-										{
-											FuncExpr   *cast = (FuncExpr *) copyObject(f);
-											Node	   *field = DpKeyMutator(arg, cxt);
-
-											linitial(cast->args) = makeFuncExpr(DpKeyFiniteFunction(exprType(arg)),
-																				exprType(arg), list_make1(field),
-																				InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-											return (Node *) cast;
-										}
-										break;
-									default:
-										break;
-								}
-							}
-							break;
-						}
-					default:
-						/* a column already read through its key window (a rewritten key) */
-						if (list_length(f->args) == 1 && IsA(linitial(f->args), Var) &&
-							f->funcid == DpKeyWindowFunction(exprType(linitial(f->args))))
-						{
-							(void) DpKeyMutator(linitial(f->args), cxt);
-							return (Node *) copyObject(f);
-						}
-						break;
-				}
-				DpGuardRefuse("this function is not allowed on a protected table",
-							  psprintf("Function %s in %s could raise errors that reveal private values; on a column only "
-									   "comparisons, widening casts and the generalising functions date_trunc, extract, "
-									   "date_part, width_bucket, floor, ceil, round, trunc, lower, upper, casts to date, "
-									   "strpos, starts_with, left, right, substr and length are allowed.",
-									   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", cxt->where));
-				return NULL;
-			}
+			return DpKeyFunction((FuncExpr *) node, DpKeyRuleOf(((FuncExpr *) node)->funcid), cxt);
 		case T_OpExpr:
 			{
 				OpExpr	   *op = (OpExpr *) copyObject(node);
+				DpKeyRule	rule;
 
 				op->opfuncid = get_opcode(op->opno);
-				switch (op->opfuncid)
-				{
-					case F_DATE_PL_INTERVAL:
-					case F_DATE_MI_INTERVAL:
-					case F_TIMESTAMP_PL_INTERVAL:
-					case F_TIMESTAMP_MI_INTERVAL:
-					case F_TIMESTAMPTZ_PL_INTERVAL:
-					case F_TIMESTAMPTZ_MI_INTERVAL:
-						{
-							Const	   *c = DpKeyConstArg(lsecond(op->args), cxt);
-
-							if (!DpSmallInterval(c))
-								DpGuardRefuse("a date or time on a protected table may be shifted by at most 100 years",
-											  psprintf("Found a larger interval in %s.", cxt->where));
-							cxt->moves++;
-							linitial(op->args) = DpKeyMutator(linitial(op->args), cxt);
-							lsecond(op->args) = c;
-							return (Node *) op;
-						}
-					case F_DATE_PLI:
-					case F_DATE_MII:
-						{
-							Const	   *c = DpKeyConstArg(lsecond(op->args), cxt);
-							int32		days = DatumGetInt32(c->constvalue);
-
-							if (days > DP_KEY_MAX_SHIFT_DAYS || days < -DP_KEY_MAX_SHIFT_DAYS)
-								DpGuardRefuse("a date or time on a protected table may be shifted by at most 100 years",
-											  psprintf("Found a larger shift in %s.", cxt->where));
-							cxt->moves++;
-							linitial(op->args) = DpKeyMutator(linitial(op->args), cxt);
-							lsecond(op->args) = c;
-							return (Node *) op;
-						}
-					default:
-						break;
-				}
+				rule = DpKeyRuleOf(op->opfuncid);
+				if (rule == DP_KEY_SHIFT_INTERVAL || rule == DP_KEY_SHIFT_DAYS)
+					return DpKeyShift(op, rule, cxt);
 				break;
 			}
 		default:
@@ -589,79 +583,12 @@ bool
 DpIsGeneralising(Node *node)
 {
 	if (IsA(node, FuncExpr))
-	{
-		switch (((FuncExpr *) node)->funcid)
-		{
-			case F_DATE_TIMESTAMP:
-			case F_DATE_TIMESTAMPTZ:
-			case F_TIMESTAMP_TIMESTAMPTZ:
-			case F_TIMESTAMPTZ_TIMESTAMP:
-			case F_TIMESTAMP_DATE:
-			case F_TIMESTAMPTZ_DATE:
-			case F_FLOOR_FLOAT8:
-			case F_FLOOR_NUMERIC:
-			case F_CEIL_FLOAT8:
-			case F_CEIL_NUMERIC:
-			case F_CEILING_FLOAT8:
-			case F_CEILING_NUMERIC:
-			case F_ROUND_FLOAT8:
-			case F_ROUND_NUMERIC:
-			case F_TRUNC_FLOAT8:
-			case F_TRUNC_NUMERIC:
-			case F_ROUND_NUMERIC_INT4:
-			case F_TRUNC_NUMERIC_INT4:
-			case F_DATE_TRUNC_TEXT_TIMESTAMP:
-			case F_DATE_TRUNC_TEXT_TIMESTAMPTZ:
-			case F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT:
-			case F_TIMEZONE_TEXT_TIMESTAMPTZ:
-			case F_TIMEZONE_TEXT_TIMESTAMP:
-			case F_DATE_PART_TEXT_DATE:
-			case F_DATE_PART_TEXT_TIMESTAMP:
-			case F_DATE_PART_TEXT_TIMESTAMPTZ:
-			case F_EXTRACT_TEXT_DATE:
-			case F_EXTRACT_TEXT_TIMESTAMP:
-			case F_EXTRACT_TEXT_TIMESTAMPTZ:
-			case F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4:
-			case F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4:
-			case F_INT8_NUMERIC:
-			case F_INT4_NUMERIC:
-			case F_INT8_FLOAT8:
-			case F_INT4_FLOAT8:
-			case F_TEXT_BPCHAR:
-			case F_LENGTH_TEXT:
-			case F_CHAR_LENGTH_TEXT:
-			case F_CHARACTER_LENGTH_TEXT:
-			case F_OCTET_LENGTH_TEXT:
-			case F_STRPOS:
-			case F_POSITION_TEXT_TEXT:
-			case F_STARTS_WITH:
-			case F_LEFT:
-			case F_RIGHT:
-			case F_SUBSTR_TEXT_INT4:
-			case F_SUBSTRING_TEXT_INT4:
-			case F_SUBSTR_TEXT_INT4_INT4:
-			case F_SUBSTRING_TEXT_INT4_INT4:
-				return true;
-			default:
-				return false;
-		}
-	}
+		return DpKeyRuleOf(((FuncExpr *) node)->funcid) != DP_KEY_NONE;
 	if (IsA(node, OpExpr))
 	{
-		switch (get_opcode(((OpExpr *) node)->opno))
-		{
-			case F_DATE_PL_INTERVAL:
-			case F_DATE_MI_INTERVAL:
-			case F_TIMESTAMP_PL_INTERVAL:
-			case F_TIMESTAMP_MI_INTERVAL:
-			case F_TIMESTAMPTZ_PL_INTERVAL:
-			case F_TIMESTAMPTZ_MI_INTERVAL:
-			case F_DATE_PLI:
-			case F_DATE_MII:
-				return true;
-			default:
-				return false;
-		}
+		DpKeyRule	rule = DpKeyRuleOf(get_opcode(((OpExpr *) node)->opno));
+
+		return rule == DP_KEY_SHIFT_INTERVAL || rule == DP_KEY_SHIFT_DAYS;
 	}
 	return false;
 }
@@ -879,63 +806,37 @@ DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti)
 	ArrayType  *declared;
 
 	/* integer casts of a bucket or a field */
-	if (IsA(top, FuncExpr))
-		switch (((FuncExpr *) top)->funcid)
-		{
-			case F_INT8_NUMERIC:
-			case F_INT4_NUMERIC:
-			case F_INT8_FLOAT8:
-			case F_INT4_FLOAT8:
-			case F_INT8_INT4:
-			case F_NUMERIC_INT4:
-			case F_FLOAT8_INT4:
-				top = linitial(((FuncExpr *) top)->args);
-				break;
-			default:
-				break;
-		}
+	if (IsA(top, FuncExpr) && (DpKeyRuleOf(((FuncExpr *) top)->funcid) == DP_KEY_TO_INT ||
+							   DpIsWideningCast(((FuncExpr *) top)->funcid)))
+		top = linitial(((FuncExpr *) top)->args);
 	if (IsA(top, FuncExpr) && list_length(((FuncExpr *) top)->args) == 1 &&
 		((FuncExpr *) top)->funcid == DpKeyFiniteFunction(exprType(top)))
 		top = linitial(((FuncExpr *) top)->args);
 	if (IsA(top, FuncExpr))
 	{
 		FuncExpr   *f = (FuncExpr *) top;
+		DpKeyRule	rule = DpKeyRuleOf(f->funcid);
 		int			lo = 0,
 					hi = -1;
 		char	  **keys;
 
-		switch (f->funcid)
+		if (rule == DP_KEY_BUCKET && IsA(lfourth(f->args), Const))
 		{
-			case F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4:
-			case F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4:
-				if (IsA(lfourth(f->args), Const))
-				{
-					int32		count = DatumGetInt32(((Const *) lfourth(f->args))->constvalue);
+			int32		count = DatumGetInt32(((Const *) lfourth(f->args))->constvalue);
 
-					if (count >= 1 && count <= DP_KEY_MAX_LISTED - 2)
-						hi = count + 1;
-				}
-				break;
-			case F_DATE_PART_TEXT_DATE:
-			case F_DATE_PART_TEXT_TIMESTAMP:
-			case F_DATE_PART_TEXT_TIMESTAMPTZ:
-			case F_EXTRACT_TEXT_DATE:
-			case F_EXTRACT_TEXT_TIMESTAMP:
-			case F_EXTRACT_TEXT_TIMESTAMPTZ:
-				if (IsA(linitial(f->args), Const))
-				{
-					char	   *field = DpExtractField(f);
+			if (count >= 1 && count <= DP_KEY_MAX_LISTED - 2)
+				hi = count + 1;
+		}
+		else if (rule == DP_KEY_FIELD && IsA(linitial(f->args), Const))
+		{
+			char	   *field = DpExtractField(f);
 
-					for (int i = 0; i < lengthof(dp_fixed_fields); i++)
-						if (strcmp(field, dp_fixed_fields[i].field) == 0)
-						{
-							lo = dp_fixed_fields[i].lo;
-							hi = dp_fixed_fields[i].hi;
-						}
+			for (int i = 0; i < lengthof(dp_fixed_fields); i++)
+				if (strcmp(field, dp_fixed_fields[i].field) == 0)
+				{
+					lo = dp_fixed_fields[i].lo;
+					hi = dp_fixed_fields[i].hi;
 				}
-				break;
-			default:
-				break;
 		}
 		if (hi >= lo)
 		{

@@ -102,6 +102,28 @@ typedef struct DpRowContext
 	Bitmapset  *rtis;			/* range-table entries whose columns may be read */
 } DpRowContext;
 
+/* Is fn a widening numeric cast (smallint to integer, any integer to numeric or float8, real to float8)? */
+bool
+DpIsWideningCast(Oid fn)
+{
+	switch (fn)
+	{
+		case F_INT4_INT2:
+		case F_INT8_INT2:
+		case F_INT8_INT4:
+		case F_NUMERIC_INT2:
+		case F_NUMERIC_INT4:
+		case F_NUMERIC_INT8:
+		case F_FLOAT8_INT2:
+		case F_FLOAT8_INT4:
+		case F_FLOAT8_INT8:
+		case F_FLOAT8_FLOAT4:
+			return true;
+		default:
+			return false;
+	}
+}
+
 /* Type whose built-in comparison operators cannot fail. */
 static bool
 DpSafeComparisonType(Oid type)
@@ -383,21 +405,11 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				/* widening numeric casts cannot fail; nothing else is allowed */
 				FuncExpr   *f = (FuncExpr *) node;
 
+				if (DpIsWideningCast(f->funcid) &&
+					(f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST))
+					return expression_tree_mutator(node, DpRowExprMutator, cxt);
 				switch (f->funcid)
 				{
-					case F_INT4_INT2:
-					case F_INT8_INT2:
-					case F_INT8_INT4:
-					case F_NUMERIC_INT2:
-					case F_NUMERIC_INT4:
-					case F_NUMERIC_INT8:
-					case F_FLOAT8_INT2:
-					case F_FLOAT8_INT4:
-					case F_FLOAT8_INT8:
-					case F_FLOAT8_FLOAT4:
-						if (f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST)
-							return expression_tree_mutator(node, DpRowExprMutator, cxt);
-						break;
 					case F_FLOAT8_NUMERIC:
 						/*
 						 * numeric to float8 fails beyond the range of a double

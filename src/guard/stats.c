@@ -52,6 +52,7 @@
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
 #include "access/genam.h"
 #include "access/stratnum.h"
@@ -153,6 +154,41 @@ DpHideRelation(Oid relid)
 	relation_close(rel, AccessShareLock);
 }
 
+/*
+ * Hide relid, its indexes and its TOAST table without opening or locking it
+ * (from the catalogs): for dp_pg's own ledger tables, which a lock held on
+ * them must not make a query wait for.
+ */
+static void
+DpHideRelationFromCatalog(Oid relid)
+{
+	Oid			rels[2] = {relid, InvalidOid};
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+	if (!HeapTupleIsValid(tup))
+		return;
+	rels[1] = ((Form_pg_class) GETSTRUCT(tup))->reltoastrelid;
+	ReleaseSysCache(tup);
+	for (int i = 0; i < 2; i++)
+	{
+		Relation	pg_index;
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	itup;
+
+		if (!OidIsValid(rels[i]))
+			continue;
+		DpHide(rels[i]);
+		pg_index = table_open(IndexRelationId, AccessShareLock);
+		ScanKeyInit(&key, Anum_pg_index_indrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(rels[i]));
+		scan = systable_beginscan(pg_index, IndexIndrelidIndexId, true, NULL, 1, &key);
+		while (HeapTupleIsValid(itup = systable_getnext(scan)))
+			DpHide(((Form_pg_index) GETSTRUCT(itup))->indexrelid);
+		systable_endscan(scan);
+		table_close(pg_index, AccessShareLock);
+	}
+}
+
 /* Rebuild the hidden set for the current user if its inputs changed. */
 static void
 DpHiddenRefresh(void)
@@ -229,7 +265,7 @@ DpHiddenRefresh(void)
 				List	   *owned = getOwnedSequences(relid);
 				ListCell   *lc2;
 
-				DpHideRelation(relid);
+				DpHideRelationFromCatalog(relid);
 				foreach(lc2, owned)
 					DpHide(lfirst_oid(lc2));
 			}

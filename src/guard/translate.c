@@ -316,24 +316,11 @@ DpExprDomain(Node *e, DpDomainWalk *w)
 			hi = lo;
 			break;
 		case T_FuncExpr:
-			switch (((FuncExpr *) e)->funcid)
+			if (DpIsWideningCast(((FuncExpr *) e)->funcid) || ((FuncExpr *) e)->funcid == F_FLOAT8_NUMERIC ||
+				((FuncExpr *) e)->funcid == F_NUMERIC_FLOAT8)
 			{
-				case F_INT4_INT2:
-				case F_INT8_INT2:
-				case F_INT8_INT4:
-				case F_NUMERIC_INT2:
-				case F_NUMERIC_INT4:
-				case F_NUMERIC_INT8:
-				case F_FLOAT8_INT2:
-				case F_FLOAT8_INT4:
-				case F_FLOAT8_INT8:
-				case F_FLOAT8_FLOAT4:
-				case F_FLOAT8_NUMERIC:
-				case F_NUMERIC_FLOAT8:
-					DpExprDomain(linitial(((FuncExpr *) e)->args), w);
-					return;
-				default:
-					break;
+				DpExprDomain(linitial(((FuncExpr *) e)->args), w);
+				return;
 			}
 			/* FALLTHROUGH */
 		default:
