@@ -166,6 +166,18 @@ DpMovePermInfo(Query *dst, Query *src, RangeTblEntry *rte)
 #endif
 }
 
+/* dst takes over src's whole range table: its permission infos too (16+). */
+static inline void
+DpTakePermInfos(Query *dst, Query *src)
+{
+#if PG_VERSION_NUM >= 160000
+	dst->rteperminfos = src->rteperminfos;
+#else
+	(void) dst;
+	(void) src;
+#endif
+}
+
 /* q reads no relation any more: drop its permission infos (16+). */
 static inline void
 DpClearPermInfos(Query *q)

@@ -28,6 +28,7 @@
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/tlist.h"
 #include "parser/parse_func.h"
@@ -430,6 +431,32 @@ DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row, List *key_
 	}
 	vals->eref = makeAlias("dp_public_keys", colnames);
 	vals->inFromCl = true;
+
+	/*
+	 * Without an aggregate the answer is the key list itself, whatever the
+	 * rows (SELECT DISTINCT region, a filter's values): the query reads the
+	 * list only, not the table, so no row can make it behave differently
+	 */
+	if (!contain_agg_clause((Node *) q->targetList) && !contain_agg_clause(q->havingQual))
+	{
+		int			one = 1;
+
+		q->rtable = list_make1(vals);
+		DpClearPermInfos(q);
+		cxt.values_rti = 1;
+		key_quals = (List *) DpRetargetKeyVars((Node *) copyObject(key_quals), &one);
+		q->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)),
+								   key_quals == NIL ? NULL :
+								   list_length(key_quals) == 1 ? linitial(key_quals) :
+								   (Node *) makeBoolExpr(AND_EXPR, key_quals, -1));
+		((RangeTblRef *) linitial(q->jointree->fromlist))->rtindex = 1;
+		cxt.real_row = real_row;
+		q->targetList = (List *) DpGroupMutator((Node *) q->targetList, &cxt);
+		q->havingQual = DpGroupMutator(q->havingQual, &cxt);
+		q->hasAggs = false;
+		q->hasRowSecurity = false;
+		return;
+	}
 	q->rtable = lappend(q->rtable, vals);
 	cxt.values_rti = list_length(q->rtable);
 

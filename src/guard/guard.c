@@ -299,6 +299,55 @@ DpFlattenRawSubquery(Query *q, List *prot)
 	return false;
 }
 
+/*
+ * A query whose only FROM item is a subquery that joins the protected table
+ * to public tables and filters and projects the result (a BI tool's dataset
+ * with a dimension join: SELECT label, COUNT(*) FROM (SELECT v.*, r.label
+ * FROM visits v LEFT JOIN regions r ON r.region = v.region) AS virtual_table
+ * GROUP BY label) takes over the subquery's FROM and WHERE: its references
+ * to the subquery's columns become the subquery's expressions.  The result
+ * is checked as if written so (each join on a public table's unique key).
+ * Returns true if it flattened one.
+ */
+static bool
+DpFlattenJoinedSubquery(Query *q, List *prot)
+{
+	RangeTblEntry *r;
+	Query	   *sq;
+	Node	   *quals;
+
+	DpFlattenGroupVars(q);		/* 18: the grouping entry is gone, grouped Vars are the subquery's */
+	if (list_length(q->rtable) != 1 || q->setOperations != NULL || q->rowMarks != NIL || q->jointree == NULL ||
+		list_length(q->jointree->fromlist) != 1 || !IsA(linitial(q->jointree->fromlist), RangeTblRef))
+		return false;
+	r = linitial_node(RangeTblEntry, q->rtable);
+	sq = r->subquery;
+	if (r->rtekind != RTE_SUBQUERY || sq == NULL || r->lateral || r->security_barrier || DpIsExpandedView(r) ||
+		sq->commandType != CMD_SELECT || sq->utilityStmt != NULL || sq->setOperations != NULL ||
+		sq->cteList != NIL || sq->hasAggs || sq->hasWindowFuncs || sq->hasTargetSRFs ||
+		sq->hasSubLinks || sq->groupClause != NIL || sq->groupingSets != NIL || sq->havingQual != NULL ||
+		sq->distinctClause != NIL || sq->limitCount != NULL || sq->limitOffset != NULL ||
+		sq->rowMarks != NIL || sq->hasForUpdate || sq->jointree == NULL ||
+		DpReadsProtected(sq) != 1 || DpTopLevelProtected(sq, prot) == NULL)
+		return false;
+	sq = copyObject(sq);
+	{
+		Query	   *nq = (Query *) DpReplaceVarsFromTargetList((Node *) q, 1, 0, r, sq->targetList,
+															   REPLACEVARS_REPORT_ERROR, 0, &q->hasSubLinks);
+
+		memcpy(q, nq, sizeof(Query));
+	}
+	quals = q->jointree->quals;
+	q->rtable = sq->rtable;
+	DpTakePermInfos(q, sq);
+	q->jointree = sq->jointree;
+	if (quals != NULL)
+		q->jointree->quals = q->jointree->quals ?
+			(Node *) makeBoolExpr(AND_EXPR, list_make2(q->jointree->quals, quals), -1) : quals;
+	q->hasRowSecurity |= sq->hasRowSecurity;
+	return true;
+}
+
 /* Context of DpInlineCteWalker. */
 typedef struct DpInlineCte
 {
@@ -411,7 +460,7 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	DpUnitBound ub;
 
 	p = DpTopLevelProtected(parse, prot);
-	if (p == NULL && DpFlattenRawSubquery(parse, prot))
+	if (p == NULL && (DpFlattenRawSubquery(parse, prot) || DpFlattenJoinedSubquery(parse, prot)))
 		p = DpTopLevelProtected(parse, prot);
 	if (p == NULL)
 	{

@@ -40,6 +40,7 @@
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/scansup.h"
+#include "pgtime.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -343,6 +344,24 @@ static const struct
 	{F_DATE_PLI, DP_KEY_SHIFT_DAYS}, {F_DATE_MII, DP_KEY_SHIFT_DAYS},
 };
 
+/*
+ * A time zone argument must name a zone of the time zone database (or be a
+ * POSIX zone specification): an abbreviation ('SAT', 'WST') depends on
+ * timezone_abbreviations, which may change between planning and a run of
+ * the plan, and would then fail on the first row that reaches it.  A zone
+ * name never fails (it is looked up after the abbreviations).
+ */
+static void
+DpCheckZone(Node *zone, DpKeyContext *cxt)
+{
+	char	   *name = TextDatumGetCString(((Const *) zone)->constvalue);
+
+	if (pg_tzset(name) == NULL)
+		DpGuardRefuse("a time zone on a protected table must be a time zone name",
+					  psprintf("\"%s\" in %s is not a zone of the time zone database (an abbreviation depends on "
+							   "timezone_abbreviations); write a name such as 'UTC' or 'Europe/Paris'.", name, cxt->where));
+}
+
 /* The grammar's rule for function fn (widening numeric casts are unary). */
 static DpKeyRule
 DpKeyRuleOf(Oid fn)
@@ -411,8 +430,18 @@ DpKeyFunction(FuncExpr *f, DpKeyRule rule, DpKeyContext *cxt)
 		case DP_KEY_VALUE_CONSTS:
 			return DpKeyValueAndConsts(f, cxt, 0);
 		case DP_KEY_MOVE:
-			cxt->moves++;
-			return DpKeyValueAndConsts(f, cxt, 1);
+			{
+				FuncExpr   *m;
+
+				cxt->moves++;
+				m = (FuncExpr *) DpKeyValueAndConsts(f, cxt, 1);
+				/* the zone of date_trunc(unit, t, zone) and of AT TIME ZONE */
+				if (f->funcid == F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT)
+					DpCheckZone(lthird(m->args), cxt);
+				else if (f->funcid == F_TIMEZONE_TEXT_TIMESTAMPTZ || f->funcid == F_TIMEZONE_TEXT_TIMESTAMP)
+					DpCheckZone(linitial(m->args), cxt);
+				return (Node *) m;
+			}
 		case DP_KEY_FIELD:
 			return DpKeyValueAndConsts(f, cxt, 1);
 		case DP_KEY_BUCKET:
