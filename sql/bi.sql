@@ -298,6 +298,12 @@ SET plan_cache_mode = force_generic_plan;
 EXECUTE bi_months('2024-02-01');
 EXECUTE bi_months('2024-03-01');
 RESET plan_cache_mode;
+-- bound parameters as units, fields, lengths and patterns: checked on the key
+-- window's edges before the query runs (an invalid one fails then, uncharged)
+PREPARE bi_grain(text) AS SELECT date_trunc($1, visit_date)::date AS d, count(*) FROM bi.visits GROUP BY 1 ORDER BY 1;
+EXECUTE bi_grain('quarter');
+PREPARE bi_text(text, int) AS SELECT count(*) AS n FROM bi.visits WHERE strpos(region, $1) > 0 AND left(region, $2) = 'no';
+EXECUTE bi_text('or', 2);
 -- persons per month on the unit table: each person in one month (max_groups 1)
 SELECT count(*) AS months, sum(persons) AS persons FROM (
 	SELECT extract(month FROM visit_date) AS m, count(DISTINCT person_id) AS persons FROM bi.people GROUP BY 1) s;
@@ -326,6 +332,11 @@ SET timezone_abbreviations = 'Australia';
 SELECT count(*) FROM bi.visits WHERE (CAST(visit_date AS timestamp) AT TIME ZONE 'SAT') > '1000-01-01';
 RESET timezone_abbreviations;
 SELECT to_char(visit_date, 'YYYY-MM') AS m, count(*) FROM bi.visits GROUP BY 1;
+EXECUTE bi_grain('fortnight');
+PREPARE bi_sub(int) AS SELECT count(*) FROM bi.visits WHERE substr(region, 1, $1) = 'n';
+EXECUTE bi_sub(-1);
+PREPARE bi_zone(text) AS SELECT count(*) FROM bi.visits WHERE (CAST(visit_date AS timestamp) AT TIME ZONE $1) > '2000-01-01';
+EXECUTE bi_zone('UTC');
 SELECT count(*) FROM bi.visits WHERE substr(region, 1, -1) = '';
 SELECT SUM(CASE WHEN region = 'north' THEN score ELSE 0 END) FROM bi.visits;
 SELECT SUM(CASE WHEN region = 'north' THEN age * 2 ELSE 0 END) FROM bi.visits;

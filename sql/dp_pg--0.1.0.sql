@@ -738,6 +738,11 @@ CREATE FUNCTION dp_pg.key_window(real) RETURNS real
 	AS 'MODULE_PATHNAME', 'dp_key_window_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_pg.key_window(numeric) RETURNS numeric
 	AS 'MODULE_PATHNAME', 'dp_key_window_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- a generalising expression with a bound parameter among its constants is
+-- checked on the key window's edges before the query runs: true, once its
+-- argument was computed without error
+CREATE FUNCTION dp_pg.run_check(anyelement) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_run_check' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 -- before extract's field is cast to an integer: NaN and +-Infinity are NULL
 CREATE FUNCTION dp_pg.key_finite(numeric) RETURNS numeric
 	AS 'MODULE_PATHNAME', 'dp_key_finite_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

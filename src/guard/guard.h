@@ -241,6 +241,9 @@ extern Node *DpGeneralise(Node *node, Bitmapset *rtis, const char *where);
 extern ArrayType *DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti);
 extern void DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *where);
 extern bool DpIsWideningCast(Oid fn);
+extern Node *DpRunConstant(Node *node);
+extern bool DpIsRunConstantExpr(Node *node);
+extern List *DpTakeKeyChecks(void);
 extern Oid	DpClampFloat8Function(void);
 
 /* ------------------------------------------------------------------------

@@ -222,20 +222,58 @@ typedef struct DpKeyContext
 	int			nvars;
 	int			moves;
 	Var		   *var;			/* the column (before its window) */
+	bool		params;			/* a constant argument is a bound parameter: checked before the query runs */
 } DpKeyContext;
+
+/*
+ * The bind-time checks of the generalising expressions with bound
+ * parameters in the query being validated (DpTakeKeyChecks hands them to
+ * shape.c, which adds them to the query's WHERE).
+ */
+static List *key_checks = NIL;
+
+/* The pending bind-time checks, and none any more. */
+List *
+DpTakeKeyChecks(void)
+{
+	List	   *checks = key_checks;
+
+	key_checks = NIL;
+	return checks;
+}
 
 static Node *DpKeyMutator(Node *node, DpKeyContext *cxt);
 
-/* A constant argument of a generalising function: folded now, never NULL. */
-static Const *
+/*
+ * A constant argument of a generalising function: folded now, never NULL;
+ * or a bound parameter (or stable functions of those), computed once before
+ * the query runs (dp_pg.run_constant) and checked then (DpGeneralise).
+ */
+static Node *
 DpKeyConstArg(Node *arg, DpKeyContext *cxt)
 {
 	if (!IsA(arg, Const) && !contain_var_clause(arg) && !contain_mutable_functions(arg) &&
 		!contain_agg_clause(arg) && !contain_subplans(arg) && !expression_returns_set(arg))
 		arg = eval_const_expressions(NULL, copyObject(arg));
-	if (!IsA(arg, Const) || ((Const *) arg)->constisnull)
-		DpGuardRefuse("the units, buckets and scales of a generalising function must be constants",
-					  psprintf("Found another argument in %s.", cxt->where));
+	if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+		return arg;
+	if (IsA(arg, Param) ? ((Param *) arg)->paramkind == PARAM_EXTERN : DpIsRunConstantExpr(arg))
+	{
+		cxt->params = true;
+		return DpRunConstant(arg);
+	}
+	DpGuardRefuse("the units, buckets and scales of a generalising function must be constants or bound parameters",
+				  psprintf("Found another argument in %s.", cxt->where));
+	return NULL;
+}
+
+/* An argument that must be known while planning (a zone, a shift, buckets): a constant. */
+static Const *
+DpKeyLiteral(Node *arg, DpKeyContext *cxt)
+{
+	if (!IsA(arg, Const))
+		DpGuardRefuse("the time zones, shifts and buckets of a generalising function must be constants",
+					  psprintf("Found a bound parameter or an expression in %s; they are checked while planning.", cxt->where));
 	return (Const *) arg;
 }
 
@@ -354,7 +392,7 @@ static const struct
 static void
 DpCheckZone(Node *zone, DpKeyContext *cxt)
 {
-	char	   *name = TextDatumGetCString(((Const *) zone)->constvalue);
+	char	   *name = TextDatumGetCString(DpKeyLiteral(zone, cxt)->constvalue);
 
 	if (pg_tzset(name) == NULL)
 		DpGuardRefuse("a time zone on a protected table must be a time zone name",
@@ -389,7 +427,7 @@ DpSmallField(FuncExpr *cast, Node *arg)
 static Node *
 DpKeyShift(OpExpr *op, DpKeyRule rule, DpKeyContext *cxt)
 {
-	Const	   *c = DpKeyConstArg(lsecond(op->args), cxt);
+	Const	   *c = DpKeyLiteral(DpKeyConstArg(lsecond(op->args), cxt), cxt);
 	bool		small;
 
 	if (rule == DP_KEY_SHIFT_INTERVAL)
@@ -447,7 +485,11 @@ DpKeyFunction(FuncExpr *f, DpKeyRule rule, DpKeyContext *cxt)
 		case DP_KEY_BUCKET:
 			{
 				FuncExpr   *w = (FuncExpr *) DpKeyValueAndConsts(f, cxt, 0);
-				int32		n = DatumGetInt32(((Const *) lfourth(w->args))->constvalue);
+				int32		n;
+
+				for (int b = 1; b <= 3; b++)
+					(void) DpKeyLiteral(list_nth(w->args, b), cxt);
+				n = DatumGetInt32(((Const *) lfourth(w->args))->constvalue);
 
 				/* bounds far from float8's limits (the trials check the rest) */
 				if (f->funcid == F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4)
@@ -592,6 +634,44 @@ DpKeyTrial(Node *expr, Const *c)
 	FreeExecutorState(estate);
 }
 
+/*
+ * The trial of expr on c: now, or, when a bound parameter is among its
+ * constants, before the query runs (a run-time constant of the query's
+ * WHERE, dp_pg.run_check(<expr on c>), computed with the bound values
+ * before anything is read or charged: an error then is the same for every
+ * table).
+ */
+static void
+DpKeyTrialOrCheck(Node *expr, Const *c, bool params)
+{
+	Oid			check;
+
+	if (!params)
+	{
+		DpKeyTrial(expr, c);
+		return;
+	}
+	{
+		Oid			anyel = ANYELEMENTOID;
+
+		check = LookupFuncName(list_make2(makeString("dp_pg"), makeString("run_check")), 1, &anyel, true);
+	}
+	if (!OidIsValid(check))
+		DpGuardRefuse("the dp_pg installation is incomplete", "dp_pg.run_check is missing.");
+	key_checks = lappend(key_checks,
+						 DpRunConstant((Node *) makeFuncExpr(check, BOOLOID, list_make1(DpKeyTrialMutator(expr, c)),
+															 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL)));
+}
+
+/* dp_pg.run_check(x): true, whatever x (its argument is what is checked: computed without error). */
+PG_FUNCTION_INFO_V1(dp_run_check);
+
+Datum
+dp_run_check(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(true);
+}
+
 /* A constant of the column's type from its text form. */
 static Const *
 DpKeyTrialConst(Var *v, const char *text)
@@ -641,7 +721,7 @@ DpGeneralise(Node *node, Bitmapset *rtis, const char *where)
 	static const char *const reals[] = {"0", "-1.5", "3e38", "-3e38", "Infinity", "-Infinity", "NaN", NULL};
 	static const char *const ints[] = {"0", "-1", "32767", "-32768", NULL};
 	static const char *const texts[] = {"", "aZ", NULL};
-	DpKeyContext cxt = {rtis, where, 0, 0, NULL};
+	DpKeyContext cxt = {rtis, where, 0, 0, NULL, false};
 	Node	   *result = DpKeyMutator(node, &cxt);
 	const char *const *trials;
 
@@ -678,13 +758,13 @@ DpGeneralise(Node *node, Bitmapset *rtis, const char *where)
 	}
 	for (;; trials++)
 	{
-		DpKeyTrial(result, DpKeyTrialConst(cxt.var, *trials));
+		DpKeyTrialOrCheck(result, DpKeyTrialConst(cxt.var, *trials), cxt.params);
 		if (*trials == NULL)
 			break;
 	}
 	if (cxt.var->vartype == NUMERICOID)
 		for (trials = bigger; *trials; trials++)
-			DpKeyTrial(result, DpKeyTrialConst(cxt.var, *trials));
+			DpKeyTrialOrCheck(result, DpKeyTrialConst(cxt.var, *trials), cxt.params);
 	return result;
 }
 
@@ -706,6 +786,17 @@ static const struct
 	{"month", 1, 12}, {"quarter", 1, 4}, {"dow", 0, 6}, {"isodow", 1, 7}, {"hour", 0, 23},
 	{"minute", 0, 59}, {"day", 1, 31}, {"doy", 1, 366}, {"week", 1, 53},
 };
+
+/* Walker: true if the key holds a parameter (a bound constant). */
+static bool
+DpKeyHasParam(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, DpKeyHasParam, context);
+}
 
 /* Walker: the key's column. */
 static bool
@@ -834,6 +925,9 @@ DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti)
 	Var		   *var = NULL;
 	ArrayType  *declared;
 
+	/* a bound parameter among its constants: its values are not known while planning */
+	if (DpKeyHasParam(key, NULL))
+		return NULL;
 	/* integer casts of a bucket or a field */
 	if (IsA(top, FuncExpr) && (DpKeyRuleOf(((FuncExpr *) top)->funcid) == DP_KEY_TO_INT ||
 							   DpIsWideningCast(((FuncExpr *) top)->funcid)))

@@ -231,7 +231,7 @@ DpUntrustedFunctionWalker(Node *node, void *context)
  * a bound parameter or a stable function, so that it cannot be computed
  * while planning.  callsite.c computes it once before the query runs.
  */
-static bool
+bool
 DpIsRunConstantExpr(Node *node)
 {
 	return !IsA(node, Const) && !IsA(node, Param) &&
@@ -252,7 +252,7 @@ DpRunConstantsMade(void)
 }
 
 /* dp_pg.run_constant(node): evaluated once before the query runs (callsite.c). */
-static Node *
+Node *
 DpRunConstant(Node *node)
 {
 	Oid			type = exprType(node);
@@ -1004,6 +1004,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 
 	memset(shape, 0, sizeof(DpShape));
 	memset(&cxt, 0, sizeof(cxt));
+	(void) DpTakeKeyChecks();	/* none left over from a query refused before its end */
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		DpGuardRefuse("only SELECT may read a protected table", "Data changes and utility commands are not dp queries.");
 	if (q->cteList != NIL || q->hasRecursive || q->hasModifyingCTE)
@@ -1118,6 +1119,18 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	(void) DpCheckReleasedWalker(q->havingQual, &cxt);
 	if (contain_var_clause(q->limitCount) || contain_var_clause(q->limitOffset))
 		DpGuardRefuse("LIMIT and OFFSET must be constants", "They may not depend on table columns.");
+	/* the bind-time checks of generalising expressions with bound parameters (keys.c) */
+	{
+		List	   *checks = DpTakeKeyChecks();
+
+		if (checks != NIL)
+		{
+			if (q->jointree->quals)
+				checks = lcons(q->jointree->quals, checks);
+			q->jointree->quals = list_length(checks) == 1 ? linitial(checks) :
+				(Node *) makeBoolExpr(AND_EXPR, checks, -1);
+		}
+	}
 	if (cxt.ndp == 0 && q->groupClause == NIL)
 		DpGuardRefuse("a query on a protected table must release only dp aggregates", "Raw rows are never released.");
 	shape->ndp = cxt.ndp;
