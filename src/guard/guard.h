@@ -243,6 +243,7 @@ extern void DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, con
 extern bool DpIsWideningCast(Oid fn);
 extern Node *DpRunConstant(Node *node);
 extern bool DpIsRunConstantExpr(Node *node);
+extern bool DpContainsParamWalker(Node *node, void *context);
 extern List *DpTakeKeyChecks(void);
 extern Oid	DpClampFloat8Function(void);
 

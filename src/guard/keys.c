@@ -787,17 +787,6 @@ static const struct
 	{"minute", 0, 59}, {"day", 1, 31}, {"doy", 1, 366}, {"week", 1, 53},
 };
 
-/* Walker: true if the key holds a parameter (a bound constant). */
-static bool
-DpKeyHasParam(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param))
-		return true;
-	return expression_tree_walker(node, DpKeyHasParam, context);
-}
-
 /* Walker: the key's column. */
 static bool
 DpKeyFindVar(Node *node, Var **var)
@@ -926,7 +915,7 @@ DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti)
 	ArrayType  *declared;
 
 	/* a bound parameter among its constants: its values are not known while planning */
-	if (DpKeyHasParam(key, NULL))
+	if (DpContainsParamWalker(key, NULL))
 		return NULL;
 	/* integer casts of a bucket or a field */
 	if (IsA(top, FuncExpr) && (DpKeyRuleOf(((FuncExpr *) top)->funcid) == DP_KEY_TO_INT ||

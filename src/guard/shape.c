@@ -195,7 +195,7 @@ DpUntrustedFunctionCallback(Oid fn, void *context)
 }
 
 /* Walker: true if the expression contains a Param. */
-static bool
+bool
 DpContainsParamWalker(Node *node, void *context)
 {
 	if (node == NULL)
