@@ -316,8 +316,7 @@ DpFlattenJoinedSubquery(Query *q, List *prot)
 	Query	   *sq;
 	Node	   *quals;
 
-	DpFlattenGroupVars(q);		/* 18: the grouping entry is gone, grouped Vars are the subquery's */
-	if (list_length(q->rtable) != 1 || q->setOperations != NULL || q->rowMarks != NIL || q->jointree == NULL ||
+	if (q->rtable == NIL || q->setOperations != NULL || q->rowMarks != NIL || q->jointree == NULL ||
 		list_length(q->jointree->fromlist) != 1 || !IsA(linitial(q->jointree->fromlist), RangeTblRef))
 		return false;
 	r = linitial_node(RangeTblEntry, q->rtable);
@@ -329,6 +328,9 @@ DpFlattenJoinedSubquery(Query *q, List *prot)
 		sq->distinctClause != NIL || sq->limitCount != NULL || sq->limitOffset != NULL ||
 		sq->rowMarks != NIL || sq->hasForUpdate || sq->jointree == NULL ||
 		DpReadsProtected(sq) != 1 || DpTopLevelProtected(sq, prot) == NULL)
+		return false;
+	DpFlattenGroupVars(q);		/* 18: the grouping entry is gone, grouped Vars are the subquery's */
+	if (list_length(q->rtable) != 1)
 		return false;
 	sq = copyObject(sq);
 	{

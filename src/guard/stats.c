@@ -127,40 +127,15 @@ DpParentsOf(Oid relid)
 	return parents;
 }
 
-/* Hide relid, its indexes, its TOAST table and TOAST index. */
-static void
-DpHideRelation(Oid relid)
-{
-	Relation	rel = try_relation_open(relid, AccessShareLock);
-	ListCell   *lc;
-
-	if (rel == NULL)
-		return;
-	DpHide(relid);
-	foreach(lc, RelationGetIndexList(rel))
-		DpHide(lfirst_oid(lc));
-	if (OidIsValid(rel->rd_rel->reltoastrelid))
-	{
-		Relation	toast = try_relation_open(rel->rd_rel->reltoastrelid, AccessShareLock);
-
-		DpHide(rel->rd_rel->reltoastrelid);
-		if (toast != NULL)
-		{
-			foreach(lc, RelationGetIndexList(toast))
-				DpHide(lfirst_oid(lc));
-			relation_close(toast, AccessShareLock);
-		}
-	}
-	relation_close(rel, AccessShareLock);
-}
 
 /*
- * Hide relid, its indexes and its TOAST table without opening or locking it
- * (from the catalogs): for dp_pg's own ledger tables, which a lock held on
- * them must not make a query wait for.
+ * Hide relid, its indexes and its TOAST table (and the TOAST table's
+ * indexes), read from the catalogs without opening or locking the relation:
+ * a lock a DBA holds on a protected table or on dp_pg's ledger must not make
+ * another session's query wait.
  */
 static void
-DpHideRelationFromCatalog(Oid relid)
+DpHideRelation(Oid relid)
 {
 	Oid			rels[2] = {relid, InvalidOid};
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
@@ -265,7 +240,7 @@ DpHiddenRefresh(void)
 				List	   *owned = getOwnedSequences(relid);
 				ListCell   *lc2;
 
-				DpHideRelationFromCatalog(relid);
+				DpHideRelation(relid);
 				foreach(lc2, owned)
 					DpHide(lfirst_oid(lc2));
 			}
