@@ -609,6 +609,12 @@ BEGIN
 		EXECUTE format('CREATE POLICY dp_pg_analysts ON %s AS RESTRICTIVE FOR SELECT TO dp_pg_analyst USING (dp_pg.analyst_rows())', tbl);
 	END IF;
 	EXECUTE format('GRANT SELECT ON %s TO dp_pg_analyst', tbl);
+	-- its writes make its kept answers miss (src/cache.c), also under session_replication_role = replica
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
+		EXECUTE format('CREATE TRIGGER dp_pg_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+			'FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed()', tbl);
+	END IF;
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER dp_pg_data_changed', tbl);
 	EXECUTE format('GRANT USAGE ON SCHEMA %I TO dp_pg_analyst',
 		(SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl));
 	-- every role with a budget is in dp_pg_analyst (again, if a grant was rolled back)
@@ -630,6 +636,7 @@ BEGIN
 	END IF;
 	-- what protect() added for table pickers goes; other privileges stay as they are
 	EXECUTE format('REVOKE SELECT ON %s FROM dp_pg_analyst', tbl);
+	EXECUTE format('DROP TRIGGER IF EXISTS dp_pg_data_changed ON %s', tbl);
 	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
 		EXECUTE format('DROP POLICY dp_pg_analysts ON %s', tbl);
 	END IF;
@@ -711,6 +718,54 @@ END $$;
 COMMENT ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) IS
 	'declare (or with NULL, NULL remove) the value domain of a numeric column of a protected table: the bounds of plain sum() / avg()';
 REVOKE EXECUTE ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) FROM PUBLIC;
+
+-- The released-answer cache (src/cache.c; docs/privacy.md, "The released-answer
+-- cache").  Every transaction that writes a protected table adds (relid, 1)
+-- here through the table's statement trigger dp_pg_data_changed (relid 0:
+-- the protection settings); a query's answer is served again only while the
+-- writes its snapshot sees are those its answer was computed on.  Read by
+-- dp_pg itself only: no role may read write counts of protected tables.
+CREATE TABLE dp_pg.data_changes (
+	relid oid NOT NULL,
+	writes bigint NOT NULL
+);
+REVOKE ALL ON dp_pg.data_changes FROM PUBLIC;
+CREATE FUNCTION dp_pg.data_changed() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'dp_data_changed' LANGUAGE C;
+CREATE TRIGGER dp_pg_data_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.protected_tables
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed('settings');
+CREATE TRIGGER dp_pg_data_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.public_keys
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed('settings');
+CREATE TRIGGER dp_pg_data_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.column_domains
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed('settings');
+
+CREATE FUNCTION dp_pg.answer_cache_rows(OUT roles regrole[], OUT database oid, OUT released_at timestamptz,
+	OUT last_served timestamptz, OUT nrows bigint, OUT bytes bigint, OUT epsilon float8, OUT delta float8,
+	OUT query text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_answer_cache_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_pg.clear_answer_cache(role regrole DEFAULT NULL) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'dp_clear_answer_cache' LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION dp_pg.answer_cache_rows(), dp_pg.clear_answer_cache(regrole) FROM PUBLIC;
+CREATE VIEW dp_pg.answer_cache AS SELECT * FROM dp_pg.answer_cache_rows();
+REVOKE ALL ON dp_pg.answer_cache FROM PUBLIC;
+COMMENT ON VIEW dp_pg.answer_cache IS
+	'the kept answers of every budget set (superuser): served again uncharged to the same budgets until a table they read changes';
+COMMENT ON FUNCTION dp_pg.clear_answer_cache(regrole) IS
+	'remove the kept answers (all, or those charged to role); returns how many';
+
+-- Error bars of the session's last dp query (served from the cache or not):
+-- one row per call site; free (public parameters only).
+CREATE FUNCTION dp_pg.last_release_rows(OUT site int, OUT aggregate text, OUT mechanism text,
+	OUT noise_sd float8, OUT ci95_halfwidth float8, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT from_cache boolean, OUT released_at timestamptz)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_last_releases' LANGUAGE C VOLATILE;
+CREATE VIEW dp_pg.last_releases AS SELECT * FROM dp_pg.last_release_rows();
+GRANT SELECT ON dp_pg.last_releases TO PUBLIC;
+COMMENT ON VIEW dp_pg.last_releases IS
+	'the noise of each value the session''s last dp query released: standard deviation and the half-width h of a 95% interval (answer - h, answer + h) around the true answer, clamping and unit bounding aside';
 
 -- a run-time constant of an analyst's row predicate (now(), $1 + 1): the guard
 -- wraps it in this, and it is computed once before the query runs (src/callsite.c);

@@ -74,6 +74,7 @@
 
 #include "agg_common.h"
 #include "calibrate.h"
+#include "cache.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "guc.h"
@@ -101,6 +102,10 @@ static QueryDesc *estimate_query = NULL;
 static DpCost estimate_total;
 static int	estimate_sites = 0;
 static DpQuerySites *active_queries = NULL;
+
+/* The unit seeds bound into the plan of the last query bound (DpCallSitesSeeds). */
+static QueryDesc *seeds_query = NULL;
+static List *seeds_consts = NIL;
 static HTAB *kind_cache = NULL;
 
 /* Every aggregate kind dp_pg defines. */
@@ -842,8 +847,13 @@ DpCallSitesStart(QueryDesc *queryDesc, int eflags)
 	cxt.sites = NIL;
 	cxt.rescanned = 0;
 	DpFindCallSites(queryDesc->planstate, &cxt);
-	if (cxt.sites != NIL)
+	/* an answer released before to the same budgets is served again, uncharged (cache.c) */
+	if (cxt.sites != NIL && !DpCacheLookup(queryDesc, eflags, cxt.sites))
+	{
 		DpChargeQuery(queryDesc, cxt.sites);
+		if (!IsParallelWorker())
+			DpCacheNoteRelease(cxt.sites);
+	}
 	if (cxt.sites != NIL)
 	{
 		DpQuerySites *q = palloc0(sizeof(DpQuerySites));
@@ -874,6 +884,13 @@ DpCallSitesActive(QueryDesc *queryDesc)
 		if (q->estate == queryDesc->estate)
 			return true;
 	return false;
+}
+
+/* The unit seeds (Consts) bound into queryDesc's plan (see callsite.h). */
+List *
+DpCallSitesSeeds(QueryDesc *queryDesc)
+{
+	return queryDesc == seeds_query ? seeds_consts : NIL;
 }
 
 /* Context of the argument binding. */
@@ -935,6 +952,7 @@ DpBindUnitSeed(Aggref *a, DpBindContext *cxt)
 
 		te->expr = (Expr *) makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
 									  Int64GetDatum((int64) dp_rng_u64(DpBackendRng())), false, FLOAT8PASSBYVAL);
+		seeds_consts = lappend(seeds_consts, te->expr);
 		MemoryContextSwitchTo(old);
 	}
 	return true;
@@ -1013,6 +1031,9 @@ DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags)
 {
 	DpBindContext cxt;
 
+	/* (a later query may reuse this QueryDesc's address: forget the last one's seeds) */
+	seeds_query = NULL;
+	seeds_consts = NIL;
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || queryDesc->plannedstmt->commandType == CMD_UTILITY)
 		return;
 	DpBindRunConstants(queryDesc);
@@ -1022,6 +1043,7 @@ DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags)
 		return;
 	cxt.modify = true;
 	cxt.cxt = GetMemoryChunkContext(queryDesc);
+	seeds_query = queryDesc;
 	cxt.econtext = CreateStandaloneExprContext();
 	cxt.econtext->ecxt_param_list_info = queryDesc->params;
 	PG_TRY();

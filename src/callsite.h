@@ -86,6 +86,9 @@ extern Oid	DpRunLikePatternFunction(void);
 /* After the standard ExecutorStart: plan the query's dp call sites and charge them. */
 extern void DpCallSitesStart(QueryDesc *queryDesc, int eflags);
 
+/* The per-execution unit seeds (Consts) bound into queryDesc's plan, if it was the last bound. */
+extern List *DpCallSitesSeeds(QueryDesc *queryDesc);
+
 /* True if the query started by queryDesc has planned dp call sites. */
 extern bool DpCallSitesActive(QueryDesc *queryDesc);
 

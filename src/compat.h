@@ -17,6 +17,7 @@
  *  - DpProcAclCheck: pg_proc_aclcheck became object_aclcheck in 16.
  *  - DpFlattenJoinAliasVars, DpOpenCollation: changed signatures (16, 18).
  *  - DP_EXECUTOR_RUN_PARAMS / _ARGS: ExecutorRun_hook lost execute_once in 18.
+ *  - DpFormMinimalTuple: heap_form_minimal_tuple takes extra space from 18.
  *  - DpFlattenGroupVars: 18 adds an RTE_GROUP entry to a grouped query, and
  *    its select list and HAVING refer to the grouped expressions through
  *    Vars of that entry; the guard reads the expressions themselves.
@@ -78,6 +79,12 @@
 #endif
 
 /* ExecutorRun_hook's parameters and the call passing them on (18 dropped execute_once). */
+#if PG_VERSION_NUM >= 180000
+#define DpFormMinimalTuple(desc, values, nulls) heap_form_minimal_tuple((desc), (values), (nulls), 0)
+#else
+#define DpFormMinimalTuple(desc, values, nulls) heap_form_minimal_tuple((desc), (values), (nulls))
+#endif
+
 #if PG_VERSION_NUM >= 180000
 #define DP_EXECUTOR_RUN_PARAMS QueryDesc *queryDesc, ScanDirection direction, uint64 count
 #define DP_EXECUTOR_RUN_ARGS queryDesc, direction, count

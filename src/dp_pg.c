@@ -16,6 +16,7 @@
 #include "utils/guc.h"
 
 #include "agg_common.h"
+#include "cache.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "guc.h"
@@ -37,6 +38,7 @@ _PG_init(void)
 
 	DpGucInit();
 	DpAggCommonInit();
+	DpCacheInit();
 	if (dp_pg_preloaded)
 	{
 		DpCallSitesInit();

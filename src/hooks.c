@@ -16,7 +16,9 @@
  *                           callsite.c (constant arguments bound before the
  *                           standard start; call sites planned and charged
  *                           after it)
- *   ExecutorRun_hook        guard/reads.c: dp queries being executed
+ *   ExecutorRun_hook        guard/reads.c: dp queries being executed;
+ *                           cache.c: answers served from the cache, or
+ *                           kept after the run
  *   ProcessUtility_hook     guard/guard.c: objects analysts may not create,
  *                           COPY of masked catalogs; budget.c: DROP ROLE of
  *                           a role with a budget
@@ -45,6 +47,7 @@
 
 #include "agg_common.h"
 #include "budget.h"
+#include "cache.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "hooks.h"
@@ -119,13 +122,20 @@ DpExecutorRunHook(DP_EXECUTOR_RUN_PARAMS)
 
 	PG_TRY();
 	{
-		if (prev_ExecutorRun)
-			prev_ExecutorRun(DP_EXECUTOR_RUN_ARGS);
-		else
-			standard_ExecutorRun(DP_EXECUTOR_RUN_ARGS);
+		/* an answer served from the cache (cache.c); else run, keeping a complete answer */
+		if (!DpCacheServe(queryDesc, direction, count))
+		{
+			DpCacheCaptureBegin(queryDesc);
+			if (prev_ExecutorRun)
+				prev_ExecutorRun(DP_EXECUTOR_RUN_ARGS);
+			else
+				standard_ExecutorRun(DP_EXECUTOR_RUN_ARGS);
+			DpCacheCaptureEnd(queryDesc, direction, count);
+		}
 	}
 	PG_FINALLY();
 	{
+		DpCacheCaptureRestore(queryDesc);
 		DpReadsRunPop(pushed);
 	}
 	PG_END_TRY();

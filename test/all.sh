@@ -132,7 +132,9 @@ echo "=== TAP (test/t)"
 mkdir -p "$SCRATCH/tap"
 cp -r "$DP_ROOT/test/t" "$SCRATCH/tap/t"
 [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$SCRATCH/tap"
+# every node starts with test/t/tests.conf (the answer cache off: see the file)
 (cd "$SCRATCH/tap" && dp_as_pg env PATH="$PATH" TESTDIR="$SCRATCH/tap" DP_ROOT="$DP_ROOT" \
+	TEMP_CONFIG="$SCRATCH/tap/t/tests.conf" \
 	PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 	prove -I "$PGXS_DIR/src/test/perl" -I t t/*.pl) 2>&1 | tee "$SCRATCH/tap.out"
 prove_counts "$SCRATCH/tap.out"; record tap $P $F

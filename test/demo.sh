@@ -35,7 +35,7 @@ echo "      installed: $("$DP_PG_CONFIG" --pkglibdir)/dp_pg.so"
 step 3 "Starting a throw-away cluster (as the postgres user, private port $DP_PORT)"
 SCRATCH=$(dp_scratch)
 trap 'dp_cluster_stop "$SCRATCH"; [ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT
-dp_cluster_start "$SCRATCH" "$DP_PORT"
+DP_ANSWER_CACHE=on dp_cluster_start "$SCRATCH" "$DP_PORT"
 dp_ledger_db "$SCRATCH" "$DP_PORT" postgres
 echo "      cluster in $SCRATCH; CREATE EXTENSION dp_pg done in the ledger database (postgres)"
 
@@ -94,6 +94,7 @@ psql_demo <<'SQL'
 \echo '=== 1. How many people are over 65?   SELECT dp_count(*) FROM people WHERE age > 65'
 SET ROLE analyst;
 SELECT dp_count(*) AS answer FROM people WHERE age > 65 \gset
+\set first_answer :answer
 RESET ROLE;
 SELECT :answer AS dp_answer, (SELECT count(*) FROM people WHERE age > 65) AS true_value,
        format('%s .. %s', ci.lower, ci.upper) AS interval_95, c.epsilon AS charged_epsilon, c.delta AS charged_delta
@@ -176,6 +177,25 @@ RESET ROLE;
 SELECT epsilon AS charged_epsilon FROM last_charge();
 \echo 'Charge explained: the charge is written (and committed) before the first row is read,'
 \echo 'outside the analyst''s transaction: ROLLBACK, errors and crashes cannot take it back.'
+
+\echo
+\echo '=== 7. A dashboard refresh: the same question again is served free'
+SELECT count(*) AS charges_before FROM dp_pg.ledger \gset
+SET ROLE analyst;
+SELECT dp_count(*) AS again FROM people WHERE age > 65 \gset
+SELECT :first_answer AS first_answer, :again AS answer_now, from_cache, noise_sd, ci95_halfwidth FROM dp_pg.last_releases;
+RESET ROLE;
+SELECT count(*) - :charges_before AS new_charges FROM dp_pg.ledger;
+\echo 'Explained: the identical query from the same budget on unchanged data gets the answer already'
+\echo 'released (re-sending it is post-processing: no new noise, no charge).  dp_pg.last_releases'
+\echo 'gives any answer''s error bar: the noise''s standard deviation and the 95% half-width.'
+INSERT INTO people (id, age, region, income, sensitive) VALUES (1000001, 70, 'north', 1000, false);
+SET ROLE analyst;
+SELECT dp_count(*) AS again FROM people WHERE age > 65 \gset
+SELECT from_cache FROM dp_pg.last_releases;
+RESET ROLE;
+SELECT count(*) - :charges_before AS new_charges FROM dp_pg.ledger;
+\echo 'After a write to the table the same question is a new release, charged again.'
 
 \set ON_ERROR_STOP 0
 SET ROLE analyst;

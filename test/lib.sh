@@ -137,6 +137,9 @@ unix_socket_directories = '$dir'
 shared_preload_libraries = 'dp_pg'
 dp_pg.ledger_database = '${DP_LEDGER_DB:-postgres}'
 max_parallel_workers_per_gather = 2
+# suites count the charges of repeated queries: the answer cache is on only
+# where a suite asks for it (sql/cache.sql, the demo)
+dp_pg.answer_cache = ${DP_ANSWER_CACHE:-off}
 $extra
 CONF
 	dp_as_pg "$DP_PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null ||

@@ -13,6 +13,8 @@
 --                aggregates, domains, collations, types), granted to PUBLIC
 --   atk_honest   another analyst whose dp queries must keep working
 --   atk_greedy   an analyst whose budget has no delta limit (class 7)
+--   atk_cache,   analysts with the answer cache on (off for the others, as in
+--   atk_cache2   every test cluster), each with a budget of its own (class 10)
 -- Protected tables (no privilege for the analyst)
 --   clinic.patients  @NROWS@ rows, one per person: names and notes are
 --                    canaries, one rare diagnosis is a canary (id 17);
@@ -32,6 +34,10 @@ CREATE ROLE atk_analyst LOGIN;
 CREATE ROLE atk_helper LOGIN;
 CREATE ROLE atk_honest LOGIN;
 CREATE ROLE atk_greedy LOGIN;
+CREATE ROLE atk_cache LOGIN;
+CREATE ROLE atk_cache2 LOGIN;
+ALTER ROLE atk_cache SET dp_pg.answer_cache = on;
+ALTER ROLE atk_cache2 SET dp_pg.answer_cache = on;
 GRANT TEMP ON DATABASE postgres TO atk_analyst;
 
 CREATE SCHEMA clinic AUTHORIZATION atk_owner;
@@ -409,6 +415,8 @@ SELECT dp_pg.set_budget('atk_analyst', 1e9, 0.9);
 SELECT dp_pg.set_budget('atk_honest', 1e9, 1e-3);
 -- a DBA's careless budget: no delta limit
 SELECT dp_pg.set_budget('atk_greedy', 1e9, NULL);
+SELECT dp_pg.set_budget('atk_cache', 1e9, 1e-3);
+SELECT dp_pg.set_budget('atk_cache2', 1e9, 1e-3);
 
 -- the pg_stat_statements rows of the set-up exist (tracked as superuser)
 SELECT count(*) >= 0 FROM clinic.patients;

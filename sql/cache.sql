@@ -1,0 +1,298 @@
+--
+-- The released-answer cache (src/cache.c) and the session's error bars
+-- (dp_pg.last_releases).  An identical dp query from the same budgets on
+-- unchanged data is served again, uncharged, with the same values; every
+-- kind of data change, every change of the query or its parameters, and
+-- another set of budgets misses (a new release, charged).
+--
+-- Noisy values are never printed: a served answer is compared with the
+-- release it repeats (equal, exactly), and a miss is seen in the ledger (one
+-- charge) and in dp_pg.last_releases.from_cache; none of the checks depends
+-- on the noise drawn.
+--
+SET client_min_messages = warning;
+CREATE ROLE dp_c_owner;
+CREATE ROLE dp_c_an;
+CREATE ROLE dp_c_other;
+CREATE ROLE dp_c_team;
+CREATE ROLE dp_c_m1 IN ROLE dp_c_team;
+CREATE ROLE dp_c_m2 IN ROLE dp_c_team;
+CREATE SCHEMA cache_t AUTHORIZATION dp_c_owner;
+GRANT USAGE ON SCHEMA cache_t TO PUBLIC;
+SET ROLE dp_c_owner;
+CREATE TABLE cache_t.t (id int PRIMARY KEY, region text NOT NULL, amount float8 NOT NULL, person int NOT NULL);
+INSERT INTO cache_t.t SELECT g, (ARRAY['n', 's'])[g % 2 + 1], g % 100, g % 200 FROM generate_series(1, 1000) g;
+CREATE TABLE cache_t.u AS SELECT * FROM cache_t.t;
+CREATE TABLE cache_t.spare AS SELECT * FROM cache_t.t;
+RESET ROLE;
+SELECT dp_pg.protect('cache_t.t');
+SELECT dp_pg.set_public_keys('cache_t.t', 'region', ARRAY['n', 's']);
+SELECT dp_pg.protect('cache_t.u', 'person', 2, 5);
+SELECT dp_pg.set_budget('dp_c_an', 1e6, 1e-3);
+SELECT dp_pg.set_budget('dp_c_other', 1e6, 1e-3);
+SELECT dp_pg.set_budget('dp_c_team', 1e6, 1e-3);
+-- protect() put the change trigger on the table, firing ALWAYS
+SELECT tgname, tgenabled, tgtype FROM pg_trigger WHERE tgrelid = 'cache_t.t'::regclass AND NOT tgisinternal;
+-- charges of a role (readable by the analysts), and whether the last query was served from the cache
+CREATE FUNCTION cache_t.charges(r regrole) RETURNS bigint LANGUAGE sql SECURITY DEFINER
+	SET search_path = pg_catalog AS $$
+	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = r AND kind = 'charge'
+$$;
+CREATE FUNCTION cache_t.served() RETURNS boolean LANGUAGE sql
+	SET search_path = pg_catalog AS $$
+	SELECT bool_and(from_cache) FROM dp_pg.last_releases
+$$;
+GRANT EXECUTE ON FUNCTION cache_t.charges(regrole), cache_t.served() TO PUBLIC;
+SELECT dp_pg.clear_answer_cache() >= 0 AS cleared;
+-- the test clusters run with the cache off (test/lib.sh); this file turns it on
+SET dp_pg.answer_cache = on;
+
+SET SESSION AUTHORIZATION dp_c_an;
+-- an analyst can neither change the setting nor see or clear the cache
+SET dp_pg.answer_cache = off;
+SELECT * FROM dp_pg.answer_cache;
+SELECT dp_pg.clear_answer_cache();
+
+-- 1. the same query again: the same values, one charge, served from the cache
+SELECT cache_t.charges('dp_c_an') AS c0 \gset
+SELECT dp_count(id, 'laplace(epsilon=1)') AS a FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS b FROM cache_t.t \gset
+SELECT cache_t.served() AS served, :a = :b AS same, cache_t.charges('dp_c_an') - :c0 AS charges;
+-- spelled differently (case, spaces, a comment): the same plan, served
+select DP_COUNT(id,   'laplace(epsilon=1)') /* again */ AS b FROM cache_t.t \gset
+SELECT cache_t.served() AS served, :a = :b AS same, cache_t.charges('dp_c_an') - :c0 AS charges;
+-- several rows (GROUP BY public keys), several aggregates
+SELECT md5(string_agg(region || ':' || n || ':' || s, ',' ORDER BY region)) AS a
+FROM (SELECT region, dp_count(*) AS n, dp_sum(amount, 0, 100, 'laplace(epsilon=1)') AS s FROM cache_t.t GROUP BY region) q \gset
+SELECT md5(string_agg(region || ':' || n || ':' || s, ',' ORDER BY region)) AS b
+FROM (SELECT region, dp_count(*) AS n, dp_sum(amount, 0, 100, 'laplace(epsilon=1)') AS s FROM cache_t.t GROUP BY region) q \gset
+SELECT cache_t.served() AS served, :'a' = :'b' AS same, cache_t.charges('dp_c_an') - :c0 AS charges;
+
+-- 2. a different query misses: another mechanism, bound, filter, grouping
+SELECT cache_t.charges('dp_c_an') AS c0 \gset
+SELECT dp_count(id, 'laplace(epsilon=2)') AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+SELECT dp_count(id, 'gaussian(epsilon=1, delta=1e-6)') AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+SELECT dp_sum(amount, 0, 50, 'laplace(epsilon=1)') AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS x FROM cache_t.t WHERE amount < 50 \gset
+SELECT cache_t.served() AS served;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS x FROM cache_t.t WHERE amount < 51 \gset
+SELECT cache_t.served() AS served;
+SELECT cache_t.charges('dp_c_an') - :c0 AS charges;
+-- the default mechanism is part of the query
+SELECT dp_count(*) AS x FROM cache_t.t \gset
+SELECT dp_count(*) AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+SET dp_pg.default_mechanism = 'laplace(epsilon=0.5)';
+SELECT dp_count(*) AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+RESET dp_pg.default_mechanism;
+SELECT dp_count(*) AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+
+-- 3. bound parameters: the same values are served, others miss
+PREPARE c_q(float8, dp_mechanism) AS SELECT dp_count(id, $2) FROM cache_t.t WHERE amount < $1;
+SELECT cache_t.charges('dp_c_an') AS c0 \gset
+EXECUTE c_q(30, 'laplace(epsilon=1)') \gset a_
+EXECUTE c_q(30, 'laplace(epsilon=1)') \gset b_
+SELECT cache_t.served() AS served, :a_dp_count = :b_dp_count AS same;
+EXECUTE c_q(31, 'laplace(epsilon=1)') \gset b_
+SELECT cache_t.served() AS served;
+EXECUTE c_q(30, 'laplace(epsilon=3)') \gset b_
+SELECT cache_t.served() AS served, cache_t.charges('dp_c_an') - :c0 AS charges;
+DEALLOCATE c_q;
+
+-- 4. a privacy-unit table (its per-execution seed is not part of the key)
+SELECT dp_count(*) AS a FROM cache_t.u \gset
+SELECT dp_count(*) AS b FROM cache_t.u \gset
+SELECT cache_t.served() AS served, :a = :b AS same;
+
+-- 5. a cursor without SCROLL fetched to its end is kept; a scrollable one is
+-- never served or kept (it may be read backwards)
+BEGIN;
+DECLARE c NO SCROLL CURSOR FOR SELECT region, dp_count(*) FROM cache_t.t WHERE amount > 10 GROUP BY region;
+FETCH 1 FROM c \gset
+MOVE FORWARD ALL IN c;
+COMMIT;
+SELECT cache_t.served() AS served;
+SELECT cache_t.charges('dp_c_an') AS c0 \gset
+BEGIN;
+DECLARE c NO SCROLL CURSOR FOR SELECT region, dp_count(*) FROM cache_t.t WHERE amount > 10 GROUP BY region;
+MOVE FORWARD ALL IN c;
+COMMIT;
+SELECT cache_t.served() AS served, cache_t.charges('dp_c_an') - :c0 AS charges;
+BEGIN;
+DECLARE s SCROLL CURSOR FOR SELECT dp_count(*) FROM cache_t.t WHERE amount > 20;
+FETCH 1 FROM s \gset
+COMMIT;
+BEGIN;
+DECLARE s SCROLL CURSOR FOR SELECT dp_count(*) FROM cache_t.t WHERE amount > 20;
+FETCH 1 FROM s \gset
+COMMIT;
+SELECT cache_t.served() AS served, cache_t.charges('dp_c_an') - :c0 AS charges;
+RESET SESSION AUTHORIZATION;
+
+-- 6. every kind of data change misses once, then the new answer is served
+CREATE FUNCTION cache_t.probe(OUT served boolean, OUT charges bigint) LANGUAGE plpgsql AS $$
+DECLARE
+	c0 bigint := cache_t.charges('dp_c_an');
+	v bigint;
+BEGIN
+	EXECUTE 'SET SESSION AUTHORIZATION dp_c_an';
+	EXECUTE 'SELECT dp_count(id, ''laplace(epsilon=1)'') FROM cache_t.t' INTO v;
+	served := cache_t.served();
+	EXECUTE 'RESET SESSION AUTHORIZATION';
+	charges := cache_t.charges('dp_c_an') - c0;
+END $$;
+SELECT * FROM cache_t.probe();
+SELECT * FROM cache_t.probe();
+INSERT INTO cache_t.t VALUES (5001, 'n', 1, 1);
+SELECT * FROM cache_t.probe();
+SELECT * FROM cache_t.probe();
+UPDATE cache_t.t SET amount = 2 WHERE id = 5001;
+SELECT * FROM cache_t.probe();
+DELETE FROM cache_t.t WHERE id = 5001;
+SELECT * FROM cache_t.probe();
+-- a write that does not change a row is still a write
+UPDATE cache_t.t SET amount = amount WHERE id = 1;
+SELECT * FROM cache_t.probe();
+COPY cache_t.t FROM stdin;
+5002	s	3	3
+\.
+SELECT * FROM cache_t.probe();
+TRUNCATE cache_t.t;
+SELECT * FROM cache_t.probe();
+INSERT INTO cache_t.t SELECT * FROM cache_t.spare;
+SELECT * FROM cache_t.probe();
+SELECT * FROM cache_t.probe();
+-- a rolled-back write changes nothing: served
+BEGIN;
+INSERT INTO cache_t.t VALUES (5003, 'n', 1, 1);
+ROLLBACK;
+SELECT * FROM cache_t.probe();
+-- a write whose subtransaction rolled back, then a kept write in the same transaction: a miss
+BEGIN;
+SAVEPOINT s1;
+INSERT INTO cache_t.t VALUES (5004, 'n', 1, 1);
+ROLLBACK TO s1;
+INSERT INTO cache_t.t VALUES (5005, 'n', 1, 1);
+COMMIT;
+SELECT * FROM cache_t.probe();
+-- a write to another table (even a protected one) changes nothing here
+INSERT INTO cache_t.u VALUES (9999, 'n', 1, 1);
+SELECT * FROM cache_t.probe();
+-- protection settings: a domain, public keys, the protection itself
+SELECT dp_pg.set_domain('cache_t.t', 'amount', 0, 100);
+SELECT * FROM cache_t.probe();
+SELECT dp_pg.set_public_keys('cache_t.t', 'region', ARRAY['n', 's', 'e']);
+SELECT * FROM cache_t.probe();
+SELECT dp_pg.protect('cache_t.t');
+SELECT * FROM cache_t.probe();
+SELECT * FROM cache_t.probe();
+-- under session_replication_role = replica the trigger still fires (ALWAYS)
+SET session_replication_role = replica;
+INSERT INTO cache_t.t VALUES (5006, 'n', 1, 1);
+RESET session_replication_role;
+SELECT * FROM cache_t.probe();
+-- a disabled change trigger: never served, never kept (enabled again, the
+-- answer kept before is served: nothing was written meanwhile)
+ALTER TABLE cache_t.t DISABLE TRIGGER dp_pg_data_changed;
+SELECT * FROM cache_t.probe();
+SELECT * FROM cache_t.probe();
+ALTER TABLE cache_t.t ENABLE ALWAYS TRIGGER dp_pg_data_changed;
+SELECT * FROM cache_t.probe();
+-- a rewrite (new relfilenode) misses
+ALTER TABLE cache_t.t ALTER COLUMN amount TYPE float8 USING amount + 0;
+SELECT * FROM cache_t.probe();
+-- the changes table folds its rows without changing the count a snapshot sees
+SELECT sum(writes) > 0 AS counted, count(*) >= 1 AS rows FROM dp_pg.data_changes WHERE relid = 'cache_t.t'::regclass;
+
+-- 7. budgets: another role misses; roles charged to the same budgets only
+-- (a team budget, no budget of their own) share answers
+SET SESSION AUTHORIZATION dp_c_other;
+SELECT cache_t.charges('dp_c_other') AS o0 \gset
+SELECT dp_count(id, 'laplace(epsilon=1)') AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served, cache_t.charges('dp_c_other') - :o0 AS charges;
+RESET SESSION AUTHORIZATION;
+SELECT cache_t.charges('dp_c_team') AS t0 \gset
+SET SESSION AUTHORIZATION dp_c_m1;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS a FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION dp_c_m2;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS b FROM cache_t.t \gset
+SELECT cache_t.served() AS served, :a = :b AS same;
+RESET SESSION AUTHORIZATION;
+SELECT cache_t.charges('dp_c_team') - :t0 AS team_charges;
+-- a member who also has a budget of its own is another set of budgets: a miss
+SELECT dp_pg.set_budget('dp_c_m2', 1e6, 1e-3);
+SET SESSION AUTHORIZATION dp_c_m2;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS b FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+RESET SESSION AUTHORIZATION;
+SELECT cache_t.charges('dp_c_team') - :t0 AS team_charges, cache_t.charges('dp_c_m2') AS m2_charges;
+-- a served answer costs nothing, so an exhausted budget still gets it
+-- (re-sending a released value is post-processing); a new query is refused
+SELECT epsilon_spent AS spent FROM dp_pg.budgets WHERE role = 'dp_c_an'::regrole \gset
+SELECT dp_pg.set_budget('dp_c_an', :spent, 1e-3);
+SET SESSION AUTHORIZATION dp_c_an;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+\set VERBOSITY terse
+SELECT dp_count(id, 'laplace(epsilon=1)') AS x FROM cache_t.t WHERE amount > 1;
+\set VERBOSITY default
+RESET SESSION AUTHORIZATION;
+SELECT dp_pg.set_budget('dp_c_an', 1e6, 1e-3);
+
+-- 8. off for a role (a superuser's setting): every run is a release
+SET dp_pg.answer_cache = off;
+SET SESSION AUTHORIZATION dp_c_an;
+SELECT cache_t.charges('dp_c_an') AS c0 \gset
+SELECT dp_count(id, 'laplace(epsilon=1)') AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS x FROM cache_t.t \gset
+SELECT cache_t.served() AS served, cache_t.charges('dp_c_an') - :c0 AS charges;
+RESET SESSION AUTHORIZATION;
+SET dp_pg.answer_cache = on;
+
+-- 9. the DBA's view and clearing
+SELECT roles, nrows > 0 AS has_rows, bytes > 0 AS has_bytes, epsilon > 0 AS charged,
+       released_at <= last_served AS times, database = (SELECT oid FROM pg_database WHERE datname = current_database()) AS here
+FROM dp_pg.answer_cache WHERE query LIKE '%cache_t.t%' AND 'dp_c_an'::regrole = ANY (roles) LIMIT 1;
+SELECT dp_pg.clear_answer_cache('dp_c_other') >= 1 AS cleared_other;
+SELECT count(*) AS other_left FROM dp_pg.answer_cache WHERE 'dp_c_other'::regrole = ANY (roles);
+SELECT count(*) > 0 AS an_kept FROM dp_pg.answer_cache WHERE 'dp_c_an'::regrole = ANY (roles);
+SELECT dp_pg.clear_answer_cache() >= 1 AS cleared;
+SELECT count(*) AS left FROM dp_pg.answer_cache;
+SELECT * FROM cache_t.probe();
+
+-- 10. error bars: exact for the mechanism and sensitivity, also when served
+SET SESSION AUTHORIZATION dp_c_an;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS x, dp_sum(amount, 0, 100, 'laplace(epsilon=1)') AS y FROM cache_t.t \gset
+SELECT site, aggregate, mechanism, round(noise_sd::numeric, 6) AS sd, ci95_halfwidth, epsilon, delta, from_cache
+FROM dp_pg.last_releases ORDER BY site;
+SELECT dp_count(id, 'laplace(epsilon=1)') AS x, dp_sum(amount, 0, 100, 'laplace(epsilon=1)') AS y FROM cache_t.t \gset
+SELECT site, aggregate, mechanism, round(noise_sd::numeric, 6) AS sd, ci95_halfwidth, epsilon, delta, from_cache
+FROM dp_pg.last_releases ORDER BY site;
+-- the same numbers as the inspection functions give
+SELECT round(dp_noise_stddev('laplace(epsilon=1)', 1)::numeric, 6) AS sd,
+       (dp_confidence_interval(0, 'laplace(epsilon=1)', 1, 0.95)).upper AS h95;
+-- partition selection is listed too (its noise decides which groups appear)
+SELECT count(*) >= 0 AS ok FROM (SELECT person, dp_count(*) FROM cache_t.t GROUP BY person) q;
+SELECT site, aggregate, mechanism FROM dp_pg.last_releases ORDER BY site;
+RESET SESSION AUTHORIZATION;
+
+DROP FUNCTION cache_t.probe();
+SELECT dp_pg.unprotect('cache_t.t');
+SELECT count(*) AS trigger_left FROM pg_trigger WHERE tgrelid = 'cache_t.t'::regclass AND tgname = 'dp_pg_data_changed';
+SELECT dp_pg.unprotect('cache_t.u');
+SELECT dp_pg.drop_budget('dp_c_an');
+SELECT dp_pg.drop_budget('dp_c_other');
+SELECT dp_pg.drop_budget('dp_c_team');
+SELECT dp_pg.drop_budget('dp_c_m2');
+SELECT dp_pg.clear_answer_cache() >= 0 AS cleared;
+DROP SCHEMA cache_t CASCADE;
+DROP ROLE dp_c_owner, dp_c_an, dp_c_other, dp_c_m1, dp_c_m2, dp_c_team;

@@ -1,0 +1,39 @@
+/*
+ * cache.h — the released-answer cache and the session's error bars (cache.c).
+ */
+#ifndef DP_CACHE_H
+#define DP_CACHE_H
+
+#include "postgres.h"
+
+#include "executor/execdesc.h"
+#include "nodes/pg_list.h"
+
+#include "compat.h"
+
+/* Define dp_pg.answer_cache and dp_pg.answer_cache_size; transaction callbacks. */
+extern void DpCacheInit(void);
+
+/*
+ * At ExecutorStart, after the call sites are planned and before the charge:
+ * true if the query's answer was released before to the same budgets (it is
+ * then served from the cache, uncharged); false to charge and run it (its
+ * answer is then kept, if it may be).
+ */
+extern bool DpCacheLookup(QueryDesc *queryDesc, int eflags, List *sites);
+
+/* The query's call sites were charged: remember them as the session's last release. */
+extern void DpCacheNoteRelease(List *sites);
+
+/*
+ * ExecutorRun: true if the run was done here (an answer served from the
+ * cache).  Otherwise the caller runs the plan between DpCacheCaptureBegin and
+ * DpCacheCaptureEnd (which keeps a complete answer) and always calls
+ * DpCacheCaptureRestore.
+ */
+extern bool DpCacheServe(QueryDesc *queryDesc, ScanDirection direction, uint64 count);
+extern void DpCacheCaptureBegin(QueryDesc *queryDesc);
+extern void DpCacheCaptureEnd(QueryDesc *queryDesc, ScanDirection direction, uint64 count);
+extern void DpCacheCaptureRestore(QueryDesc *queryDesc);
+
+#endif							/* DP_CACHE_H */
