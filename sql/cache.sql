@@ -10,7 +10,8 @@
 -- charge) and in dp_pg.last_releases.from_cache; none of the checks depends
 -- on the noise drawn.
 --
-SET client_min_messages = warning;
+-- (errors only: protect() warns about every analyst of other test files)
+SET client_min_messages = error;
 CREATE ROLE dp_c_owner;
 CREATE ROLE dp_c_an;
 CREATE ROLE dp_c_other;
@@ -20,8 +21,8 @@ CREATE ROLE dp_c_m2 IN ROLE dp_c_team;
 CREATE SCHEMA cache_t AUTHORIZATION dp_c_owner;
 GRANT USAGE ON SCHEMA cache_t TO PUBLIC;
 SET ROLE dp_c_owner;
-CREATE TABLE cache_t.t (id int PRIMARY KEY, region text NOT NULL, amount float8 NOT NULL, person int NOT NULL);
-INSERT INTO cache_t.t SELECT g, (ARRAY['n', 's'])[g % 2 + 1], g % 100, g % 200 FROM generate_series(1, 1000) g;
+CREATE TABLE cache_t.t (id int PRIMARY KEY, region text NOT NULL, amount float8 NOT NULL, person int NOT NULL, d date);
+INSERT INTO cache_t.t SELECT g, (ARRAY['n', 's'])[g % 2 + 1], g % 100, g % 200, date '2024-01-01' + g % 3 FROM generate_series(1, 1000) g;
 CREATE TABLE cache_t.u AS SELECT * FROM cache_t.t;
 CREATE TABLE cache_t.spare AS SELECT * FROM cache_t.t;
 RESET ROLE;
@@ -63,10 +64,12 @@ SELECT cache_t.served() AS served, :a = :b AS same, cache_t.charges('dp_c_an') -
 select DP_COUNT(id,   'laplace(epsilon=1)') /* again */ AS b FROM cache_t.t \gset
 SELECT cache_t.served() AS served, :a = :b AS same, cache_t.charges('dp_c_an') - :c0 AS charges;
 -- several rows (GROUP BY public keys), several aggregates
-SELECT md5(string_agg(region || ':' || n || ':' || s, ',' ORDER BY region)) AS a
+SELECT array_agg(region ORDER BY region) AS ka, array_agg(n ORDER BY region) AS na, array_agg(s ORDER BY region) AS sa
 FROM (SELECT region, dp_count(*) AS n, dp_sum(amount, 0, 100, 'laplace(epsilon=1)') AS s FROM cache_t.t GROUP BY region) q \gset
-SELECT md5(string_agg(region || ':' || n || ':' || s, ',' ORDER BY region)) AS b
+SELECT array_agg(region ORDER BY region) AS kb, array_agg(n ORDER BY region) AS nb, array_agg(s ORDER BY region) AS sb
 FROM (SELECT region, dp_count(*) AS n, dp_sum(amount, 0, 100, 'laplace(epsilon=1)') AS s FROM cache_t.t GROUP BY region) q \gset
+\set a :ka:na:sa
+\set b :kb:nb:sb
 SELECT cache_t.served() AS served, :'a' = :'b' AS same, cache_t.charges('dp_c_an') - :c0 AS charges;
 
 -- 2. a different query misses: another mechanism, bound, filter, grouping
@@ -160,7 +163,7 @@ SELECT * FROM cache_t.probe();
 UPDATE cache_t.t SET amount = amount WHERE id = 1;
 SELECT * FROM cache_t.probe();
 COPY cache_t.t FROM stdin;
-5002	s	3	3
+5002	s	3	3	2024-01-02
 \.
 SELECT * FROM cache_t.probe();
 TRUNCATE cache_t.t;
@@ -197,18 +200,89 @@ SET session_replication_role = replica;
 INSERT INTO cache_t.t VALUES (5006, 'n', 1, 1);
 RESET session_replication_role;
 SELECT * FROM cache_t.probe();
--- a disabled change trigger: never served, never kept (enabled again, the
--- answer kept before is served: nothing was written meanwhile)
+-- a disabled change trigger: never served, never kept; writes made while it
+-- was disabled are not counted, so enabling it again makes a new key (a miss)
 ALTER TABLE cache_t.t DISABLE TRIGGER dp_pg_data_changed;
 SELECT * FROM cache_t.probe();
+DELETE FROM cache_t.t WHERE id = 5006;
 SELECT * FROM cache_t.probe();
 ALTER TABLE cache_t.t ENABLE ALWAYS TRIGGER dp_pg_data_changed;
+SELECT * FROM cache_t.probe();
+SELECT * FROM cache_t.probe();
+-- a change trigger that never fires (WHEN false) is not dp_pg's: never served;
+-- protect() makes it again
+DROP TRIGGER dp_pg_data_changed ON cache_t.t;
+CREATE TRIGGER dp_pg_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON cache_t.t
+	FOR EACH STATEMENT WHEN (false) EXECUTE FUNCTION dp_pg.data_changed();
+ALTER TABLE cache_t.t ENABLE ALWAYS TRIGGER dp_pg_data_changed;
+SELECT * FROM cache_t.probe();
+SELECT * FROM cache_t.probe();
+SELECT dp_pg.protect('cache_t.t');
+SELECT tgqual IS NULL AS plain, tgenabled FROM pg_trigger WHERE tgrelid = 'cache_t.t'::regclass AND tgname = 'dp_pg_data_changed';
+SELECT * FROM cache_t.probe();
 SELECT * FROM cache_t.probe();
 -- a rewrite (new relfilenode) misses
 ALTER TABLE cache_t.t ALTER COLUMN amount TYPE float8 USING amount + 0;
 SELECT * FROM cache_t.probe();
 -- the changes table folds its rows without changing the count a snapshot sees
 SELECT sum(writes) > 0 AS counted, count(*) >= 1 AS rows FROM dp_pg.data_changes WHERE relid = 'cache_t.t'::regclass;
+
+-- what the plan computes beyond the table must not depend on the session:
+-- such queries are released every time (never served, never kept)
+CREATE FUNCTION cache_t.twice(q text, OUT first_served boolean, OUT second_served boolean, OUT charges bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+	c0 bigint := cache_t.charges('dp_c_an');
+BEGIN
+	EXECUTE 'SET SESSION AUTHORIZATION dp_c_an';
+	EXECUTE q;
+	first_served := cache_t.served();
+	EXECUTE q;
+	second_served := cache_t.served();
+	EXECUTE 'RESET SESSION AUTHORIZATION';
+	charges := cache_t.charges('dp_c_an') - c0;
+END $$;
+-- the same query twice (control: served the second time)
+SELECT * FROM cache_t.twice($$SELECT n FROM (SELECT dp_count(id, 'laplace(epsilon=1)') AS n FROM cache_t.t WHERE amount < 4) q$$);
+-- now(), random(), current_user, a sequence, current_setting() around the release
+SELECT * FROM cache_t.twice($$SELECT n, now() FROM (SELECT dp_count(id, 'laplace(epsilon=1)') AS n FROM cache_t.t WHERE amount < 4) q$$);
+SELECT * FROM cache_t.twice($$SELECT n, random() FROM (SELECT dp_count(id, 'laplace(epsilon=1)') AS n FROM cache_t.t WHERE amount < 4) q$$);
+SELECT * FROM cache_t.twice($$SELECT n, current_user FROM (SELECT dp_count(id, 'laplace(epsilon=1)') AS n FROM cache_t.t WHERE amount < 4) q$$);
+SELECT * FROM cache_t.twice($$SELECT n, current_setting('application_name') FROM (SELECT dp_count(id, 'laplace(epsilon=1)') AS n FROM cache_t.t WHERE amount < 4) q$$);
+-- a text cast of a date (its output depends on DateStyle): released each time
+SELECT * FROM cache_t.twice($$SELECT n::text || now()::date::text FROM (SELECT dp_count(id, 'laplace(epsilon=1)') AS n FROM cache_t.t WHERE amount < 4) q$$);
+-- an anonymous record (its type exists only in the session that made it) is never kept
+SELECT * FROM cache_t.twice($$SELECT ARRAY[ROW(1::int8, n)] FROM (SELECT dp_count(id, 'laplace(epsilon=1)') AS n FROM cache_t.t WHERE amount < 4) q$$);
+SELECT * FROM cache_t.twice($$SELECT ROW(n, 'x') FROM (SELECT dp_count(id, 'laplace(epsilon=1)') AS n FROM cache_t.t WHERE amount < 4) q$$);
+-- a histogram's labels are written with the session's DateStyle: part of the key
+SET SESSION AUTHORIZATION dp_c_an;
+SET DateStyle = 'ISO, MDY';
+SELECT dp_histogram(d, ARRAY[date '2024-01-01', date '2024-01-02'], 'laplace(epsilon=1)') AS h FROM cache_t.t \gset
+SELECT dp_histogram(d, ARRAY[date '2024-01-01', date '2024-01-02'], 'laplace(epsilon=1)') AS h FROM cache_t.t \gset
+SELECT cache_t.served() AS served, :'h' LIKE '%2024-01-01%' AS iso_labels;
+SET DateStyle = 'German';
+SELECT dp_histogram(d, ARRAY[date '2024-01-01', date '2024-01-02'], 'laplace(epsilon=1)') AS h FROM cache_t.t \gset
+SELECT cache_t.served() AS served, :'h' LIKE '%01.01.2024%' AS german_labels;
+RESET DateStyle;
+SELECT dp_histogram(amount, ARRAY[1.5::float8, 2.5], 'laplace(epsilon=1)') AS h FROM cache_t.t \gset
+SELECT dp_histogram(amount, ARRAY[1.5::float8, 2.5], 'laplace(epsilon=1)') AS h FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+SET extra_float_digits = -5;
+SELECT dp_histogram(amount, ARRAY[1.5::float8, 2.5], 'laplace(epsilon=1)') AS h FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+RESET extra_float_digits;
+SET DateStyle = 'German';
+SELECT dp_histogram(amount, ARRAY[1.5::float8, 2.5], 'laplace(epsilon=1)') AS h FROM cache_t.t \gset
+SELECT cache_t.served() AS served;
+RESET DateStyle;
+RESET SESSION AUTHORIZATION;
+-- a row-level security policy of the DBA's (it may read the user): never kept
+CREATE POLICY cache_tenant ON cache_t.t AS RESTRICTIVE FOR SELECT USING (region <> 'x');
+SELECT * FROM cache_t.probe();
+SELECT * FROM cache_t.probe();
+DROP POLICY cache_tenant ON cache_t.t;
+SELECT * FROM cache_t.probe();
+SELECT * FROM cache_t.probe();
 
 -- 7. budgets: another role misses; roles charged to the same budgets only
 -- (a team budget, no budget of their own) share answers
@@ -280,12 +354,21 @@ FROM dp_pg.last_releases ORDER BY site;
 -- the same numbers as the inspection functions give
 SELECT round(dp_noise_stddev('laplace(epsilon=1)', 1)::numeric, 6) AS sd,
        (dp_confidence_interval(0, 'laplace(epsilon=1)', 1, 0.95)).upper AS h95;
+-- the error bars of any query, planned, not run and not charged (for a BI tile's companion)
+SELECT cache_t.charges('dp_c_an') AS c0 \gset
+SELECT site, aggregate, mechanism, round(noise_sd::numeric, 6) AS sd, ci95_halfwidth, epsilon
+FROM dp_pg.error_bars($$SELECT region, COUNT(*), dp_sum(amount, 0, 100, 'laplace(epsilon=1)') FROM cache_t.t GROUP BY region$$);
+SELECT site, aggregate, mechanism FROM dp_pg.error_bars('SELECT dp_count(*) FROM cache_t.u');
+SELECT cache_t.charges('dp_c_an') - :c0 AS charges;
+SELECT * FROM dp_pg.error_bars('SELECT * FROM cache_t.t');
+SELECT * FROM dp_pg.error_bars('SELECT 1');
 -- partition selection is listed too (its noise decides which groups appear)
 SELECT count(*) >= 0 AS ok FROM (SELECT person, dp_count(*) FROM cache_t.t GROUP BY person) q;
 SELECT site, aggregate, mechanism FROM dp_pg.last_releases ORDER BY site;
 RESET SESSION AUTHORIZATION;
 
 DROP FUNCTION cache_t.probe();
+DROP FUNCTION cache_t.twice(text);
 SELECT dp_pg.unprotect('cache_t.t');
 SELECT count(*) AS trigger_left FROM pg_trigger WHERE tgrelid = 'cache_t.t'::regclass AND tgname = 'dp_pg_data_changed';
 SELECT dp_pg.unprotect('cache_t.u');

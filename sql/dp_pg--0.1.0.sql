@@ -610,10 +610,12 @@ BEGIN
 	END IF;
 	EXECUTE format('GRANT SELECT ON %s TO dp_pg_analyst', tbl);
 	-- its writes make its kept answers miss (src/cache.c), also under session_replication_role = replica
-	IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
-		EXECUTE format('CREATE TRIGGER dp_pg_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
-			'FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed()', tbl);
+	-- (made again each time: exactly this trigger, whatever was there before)
+	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
+		EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);
 	END IF;
+	EXECUTE format('CREATE TRIGGER dp_pg_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+		'FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed()', tbl);
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER dp_pg_data_changed', tbl);
 	EXECUTE format('GRANT USAGE ON SCHEMA %I TO dp_pg_analyst',
 		(SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl));
@@ -636,7 +638,9 @@ BEGIN
 	END IF;
 	-- what protect() added for table pickers goes; other privileges stay as they are
 	EXECUTE format('REVOKE SELECT ON %s FROM dp_pg_analyst', tbl);
-	EXECUTE format('DROP TRIGGER IF EXISTS dp_pg_data_changed ON %s', tbl);
+	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
+		EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);
+	END IF;
 	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
 		EXECUTE format('DROP POLICY dp_pg_analysts ON %s', tbl);
 	END IF;
@@ -763,6 +767,11 @@ CREATE FUNCTION dp_pg.last_release_rows(OUT site int, OUT aggregate text, OUT me
 	OUT from_cache boolean, OUT released_at timestamptz)
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_last_releases' LANGUAGE C VOLATILE;
 CREATE VIEW dp_pg.last_releases AS SELECT * FROM dp_pg.last_release_rows();
+CREATE FUNCTION dp_pg.error_bars(query text, OUT site int, OUT aggregate text, OUT mechanism text,
+	OUT noise_sd float8, OUT ci95_halfwidth float8, OUT epsilon float8, OUT delta float8, OUT rho float8)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_error_bars' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.error_bars(text) IS
+	'the error bars a query''s answers have: planned, not run, not charged (its noise depends on public parameters only)';
 GRANT SELECT ON dp_pg.last_releases TO PUBLIC;
 COMMENT ON VIEW dp_pg.last_releases IS
 	'the noise of each value the session''s last dp query released: standard deviation and the half-width h of a 95% interval (answer - h, answer + h) around the true answer, clamping and unit bounding aside';

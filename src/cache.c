@@ -69,11 +69,20 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
+#include "catalog/dependency.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_subscription_rel.h"
 #include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "nodes/parsenodes.h"
+#include "rewrite/rowsecurity.h"
 #include "commands/trigger.h"
 #include "common/cryptohash.h"
 #include "common/pg_prng.h"
@@ -109,6 +118,7 @@ PG_FUNCTION_INFO_V1(dp_data_changed);
 PG_FUNCTION_INFO_V1(dp_answer_cache_rows);
 PG_FUNCTION_INFO_V1(dp_clear_answer_cache);
 PG_FUNCTION_INFO_V1(dp_last_releases);
+PG_FUNCTION_INFO_V1(dp_error_bars);
 
 #define DP_CACHE_DIR "dp_pg_answers"
 #define DP_CACHE_MAGIC 0x43415044	/* "DPAC" */
@@ -119,18 +129,6 @@ PG_FUNCTION_INFO_V1(dp_last_releases);
 
 static bool dp_answer_cache = true;
 static int	dp_answer_cache_size = 16384;	/* kB per budget set */
-
-/* The error bar of one call site (kept in an entry and for the session). */
-typedef struct DpSiteBar
-{
-	char		aggregate[NAMEDATALEN];
-	char		mechanism[DP_MECH_TEXT_LEN];
-	double		sd;				/* noise standard deviation (output units) */
-	double		h95;			/* P(|noise| <= h95) >= 0.95 */
-	double		epsilon;
-	double		delta;
-	double		rho;
-} DpSiteBar;
 
 /* The cache state of one running query. */
 typedef struct DpCacheQuery
@@ -168,6 +166,8 @@ typedef struct DpTeeReceiver
 } DpTeeReceiver;
 
 static DpCacheQuery *cache_queries = NULL;
+
+static void DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, int natts, bool cached, TimestampTz at);
 
 /* The session's last release (TopMemoryContext). */
 static DpSiteBar *last_bars = NULL;
@@ -313,34 +313,150 @@ DpChangeCount(Relation changes, Oid relid, Snapshot snapshot)
 	return n;
 }
 
-/* True if rel carries dp_pg's change trigger, enabled ALWAYS. */
-static bool
-DpHasChangeTrigger(Relation rel)
+/*
+ * dp_pg's change trigger on rel, exactly as protect() makes it: statement
+ * level, INSERT, UPDATE, DELETE and TRUNCATE, enabled ALWAYS, no WHEN, no
+ * column list, no argument.  Returns its OID, or InvalidOid.
+ */
+static Oid
+DpChangeTrigger(Relation rel)
 {
 	TriggerDesc *td = rel->trigdesc;
-	bool		rows = false,
-				truncate = false;
+	Oid			nsp = get_namespace_oid("dp_pg", true);
 
-	if (td == NULL)
-		return false;
+	if (td == NULL || !OidIsValid(nsp))
+		return InvalidOid;
 	for (int i = 0; i < td->numtriggers; i++)
 	{
 		Trigger    *t = &td->triggers[i];
 		char	   *fname;
 
-		if (strncmp(t->tgname, DP_CACHE_TRIGGER, strlen(DP_CACHE_TRIGGER)) != 0 ||
-			t->tgenabled != TRIGGER_FIRES_ALWAYS || TRIGGER_FOR_ROW(t->tgtype))
+		if (strcmp(t->tgname, DP_CACHE_TRIGGER) != 0 || t->tgenabled != TRIGGER_FIRES_ALWAYS ||
+			TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_AFTER(t->tgtype) ||
+			!TRIGGER_FOR_INSERT(t->tgtype) || !TRIGGER_FOR_UPDATE(t->tgtype) ||
+			!TRIGGER_FOR_DELETE(t->tgtype) || !TRIGGER_FOR_TRUNCATE(t->tgtype) ||
+			t->tgqual != NULL || t->tgnattr != 0 || t->tgnargs != 0)
 			continue;
 		fname = get_func_name(t->tgfoid);
-		if (fname == NULL || strcmp(fname, "data_changed") != 0 ||
-			get_func_namespace(t->tgfoid) != get_namespace_oid("dp_pg", true))
+		if (fname == NULL || strcmp(fname, "data_changed") != 0 || get_func_namespace(t->tgfoid) != nsp)
 			continue;
-		if (TRIGGER_FOR_INSERT(t->tgtype) && TRIGGER_FOR_UPDATE(t->tgtype) && TRIGGER_FOR_DELETE(t->tgtype))
-			rows = true;
-		if (TRIGGER_FOR_TRUNCATE(t->tgtype))
-			truncate = true;
+		return t->tgoid;
 	}
-	return rows && truncate;
+	return InvalidOid;
+}
+
+/*
+ * The xmin of trigger trigoid's pg_trigger row: it changes whenever the
+ * trigger is disabled, enabled or replaced, so writes made while it did
+ * not fire can never leave an answer servable.
+ */
+static TransactionId
+DpTriggerXmin(Oid trigoid)
+{
+	Relation	rel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	TransactionId xmin = InvalidTransactionId;
+
+	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(trigoid));
+	scan = systable_beginscan(rel, TriggerOidIndexId, true, NULL, 1, &key);
+	if (HeapTupleIsValid(tup = systable_getnext(scan)))
+		xmin = HeapTupleHeaderGetRawXmin(tup->t_data);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return xmin;
+}
+
+/* True if rel has a row-level security policy other than protect()'s own two. */
+static bool
+DpHasOtherPolicies(Relation rel)
+{
+	ListCell   *lc;
+
+	if (rel->rd_rsdesc == NULL)
+		return false;
+	foreach(lc, rel->rd_rsdesc->policies)
+	{
+		RowSecurityPolicy *p = lfirst(lc);
+
+		if (strcmp(p->policy_name, "dp_pg_analysts") != 0 && strcmp(p->policy_name, "dp_pg_others") != 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * True if a column of this type can be kept: base, enum, range and
+ * multirange types, arrays and domains of them -- never a record or a
+ * composite (an anonymous record's type is only valid in its session).
+ */
+static bool
+DpKeepableType(Oid type)
+{
+	Oid			elem;
+	char		t;
+
+	type = getBaseType(type);
+	if ((elem = get_element_type(type)) != InvalidOid)
+		return DpKeepableType(elem);
+	t = get_typtype(type);
+	return t == TYPTYPE_BASE || t == TYPTYPE_ENUM || t == TYPTYPE_RANGE || t == TYPTYPE_MULTIRANGE;
+}
+
+/*
+ * True if the function's result depends on nothing but its arguments and
+ * what the key holds: immutable functions, dp_pg's own, and the date/time
+ * functions that are stable only because of TimeZone / DateStyle (in the
+ * key).  now(), current_setting(), random(), nextval() ... are not.
+ */
+static bool
+DpKeyableFunction(Oid fn, Oid extension)
+{
+	char		v;
+	char	   *name;
+
+	if (!OidIsValid(fn))
+		return true;
+	v = func_volatile(fn);
+	if (v == PROVOLATILE_IMMUTABLE)
+		return true;
+	if (OidIsValid(extension) && getExtensionOfObject(ProcedureRelationId, fn) == extension)
+		return true;
+	if (v != PROVOLATILE_STABLE || get_func_namespace(fn) != PG_CATALOG_NAMESPACE ||
+		(name = get_func_name(fn)) == NULL)
+		return false;
+	return strncmp(name, "timestamptz", 11) == 0 || strncmp(name, "timestamp_", 10) == 0 ||
+		strncmp(name, "date_", 5) == 0 || strcmp(name, "timezone") == 0 ||
+		strcmp(name, "extract") == 0 || strcmp(name, "to_char") == 0;
+}
+
+/* True if the plan (as text) calls only keyable functions and reads no session value. */
+static bool
+DpPlanKeyable(const char *text)
+{
+	static const char *const refused[] = {
+		"{SQLVALUEFUNCTION", "{NEXTVALUEEXPR", "{COERCEVIAIO", "{XMLEXPR", "{CURRENTOFEXPR", NULL
+	};
+	static const char *const fields[] = {":funcid ", ":opfuncid ", ":aggfnoid ", ":winfnoid ", NULL};
+	Oid			extension = get_extension_oid("dp_pg", true);
+
+	for (int i = 0; refused[i] != NULL; i++)
+		if (strstr(text, refused[i]) != NULL)
+			return false;
+	for (int i = 0; fields[i] != NULL; i++)
+	{
+		size_t		len = strlen(fields[i]);
+
+		for (const char *p = strstr(text, fields[i]); p != NULL; p = strstr(p + len, fields[i]))
+		{
+			Oid			fn = (Oid) strtoul(p + len, NULL, 10);
+
+			if (!DpKeyableFunction(fn, extension))
+				return false;
+		}
+	}
+	return true;
 }
 
 /* True if a subscription writes relid (its apply worker fires no statement trigger). */
@@ -487,9 +603,9 @@ DpOidCmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The error bars of the (distinct) call sites. */
-static DpSiteBar *
-DpSiteBars(List *sites, int *n)
+/* See cache.h. */
+DpSiteBar *
+DpCacheSiteBars(List *sites, int *n)
 {
 	DpSiteBar  *bars = palloc0(sizeof(DpSiteBar) * Max(list_length(sites), 1));
 	ListCell   *lc;
@@ -552,7 +668,8 @@ DpCacheKey(DpCacheQuery *q, QueryDesc *queryDesc, List *sites)
 		if (!DpIsProtected(rte->relid) || DpSubscribed(rte->relid))
 			return false;
 		rel = table_open(rte->relid, AccessShareLock);
-		ok = rel->rd_rel->relkind == RELKIND_RELATION && DpHasChangeTrigger(rel);
+		ok = rel->rd_rel->relkind == RELKIND_RELATION && OidIsValid(DpChangeTrigger(rel)) &&
+			!DpHasOtherPolicies(rel);
 		table_close(rel, NoLock);
 		if (!ok)
 			return false;
@@ -560,6 +677,9 @@ DpCacheKey(DpCacheQuery *q, QueryDesc *queryDesc, List *sites)
 	}
 	if (!any_table)
 		return false;
+	for (i = 0; i < queryDesc->tupDesc->natts; i++)
+		if (!DpKeepableType(TupleDescAttr(queryDesc->tupDesc, i)->atttypid))
+			return false;
 
 	/* the budget set */
 	qsort(q->roles, q->nroles, sizeof(Oid), DpOidCmp);
@@ -597,6 +717,12 @@ DpCacheKey(DpCacheQuery *q, QueryDesc *queryDesc, List *sites)
 	foreach(lc, seeds)
 		((Const *) lfirst(lc))->constvalue = seed_values[i++];
 	DpStripPlanText(text);
+	if (!DpPlanKeyable(text))
+	{
+		pfree(text);
+		pg_cryptohash_free(ctx);
+		return false;
+	}
 	DpHashString(ctx, text);
 	pfree(text);
 
@@ -615,7 +741,33 @@ DpCacheKey(DpCacheQuery *q, QueryDesc *queryDesc, List *sites)
 			DpHashDatum(ctx, p->ptype, p->value, p->isnull);
 		}
 	}
-	DpHashString(ctx, pg_get_timezone_name(session_timezone));
+	/* the settings output functions and date/time functions read */
+	{
+		static const char *const settings[] = {
+			"TimeZone", "DateStyle", "IntervalStyle", "extra_float_digits", "bytea_output",
+			"lc_monetary", "lc_numeric", "lc_time", "xmloption", "xmlbinary", NULL
+		};
+
+		for (i = 0; settings[i] != NULL; i++)
+		{
+			const char *v = GetConfigOption(settings[i], true, false);
+
+			DpHashString(ctx, settings[i]);
+			DpHashString(ctx, v ? v : "");
+		}
+	}
+	/* this cluster and timeline: a point-in-time recovery starts a new one */
+	{
+		uint64		sysid = GetSystemIdentifier();
+		TimeLineID	tli = 0;
+
+		if (RecoveryInProgress())
+			(void) GetXLogReplayRecPtr(&tli);
+		else
+			tli = GetWALInsertionTimeLine();
+		DpHashBytes(ctx, &sysid, sizeof(sysid));
+		DpHashBytes(ctx, &tli, sizeof(tli));
+	}
 
 	/* the call sites' noise */
 	foreach(lc, sites)
@@ -653,15 +805,21 @@ DpCacheKey(DpCacheQuery *q, QueryDesc *queryDesc, List *sites)
 		Relation	rel;
 		Oid			filenode;
 		int64		n;
+		Oid			trigoid;
+		TransactionId trigxmin;
 
 		if (rte->rtekind != RTE_RELATION)
 			continue;
 		rel = table_open(rte->relid, NoLock);
 		filenode = rel->rd_rel->relfilenode;
+		trigoid = DpChangeTrigger(rel);
 		table_close(rel, NoLock);
+		trigxmin = DpTriggerXmin(trigoid);
 		n = DpChangeCount(changes, rte->relid, GetActiveSnapshot());
 		DpHashBytes(ctx, &rte->relid, sizeof(Oid));
 		DpHashBytes(ctx, &filenode, sizeof(Oid));
+		DpHashBytes(ctx, &trigoid, sizeof(Oid));
+		DpHashBytes(ctx, &trigxmin, sizeof(trigxmin));
 		DpHashBytes(ctx, &n, sizeof(n));
 	}
 	table_close(changes, AccessShareLock);
@@ -932,7 +1090,7 @@ DpCacheLookup(QueryDesc *queryDesc, int eflags, List *sites)
 	else
 	{
 		q->capture = true;
-		q->bars = DpSiteBars(sites, &q->nsites);
+		q->bars = DpCacheSiteBars(sites, &q->nsites);
 	}
 	MemoryContextSwitchTo(old);
 	return q->hit;
@@ -943,7 +1101,7 @@ void
 DpCacheNoteRelease(List *sites)
 {
 	int			n;
-	DpSiteBar  *bars = DpSiteBars(sites, &n);
+	DpSiteBar  *bars = DpCacheSiteBars(sites, &n);
 
 	DpSetLastRelease(bars, n, false);
 	pfree(bars);
@@ -1410,11 +1568,19 @@ dp_last_releases(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
-	for (int i = 0; i < last_nbars; i++)
+	DpPutBars(rsinfo, last_bars, last_nbars, 10, last_cached, last_at);
+	return (Datum) 0;
+}
+
+/* Rows (site, aggregate, mechanism, noise_sd, ci95_halfwidth, epsilon, delta, rho[, ...]) of bars. */
+static void
+DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, int natts, bool cached, TimestampTz at)
+{
+	for (int i = 0; i < n; i++)
 	{
 		Datum		values[10];
 		bool		nulls[10] = {0};
-		DpSiteBar  *b = &last_bars[i];
+		const DpSiteBar *b = &bars[i];
 
 		values[0] = Int32GetDatum(i + 1);
 		values[1] = CStringGetTextDatum(b->aggregate);
@@ -1424,11 +1590,42 @@ dp_last_releases(PG_FUNCTION_ARGS)
 		values[5] = Float8GetDatum(b->epsilon);
 		values[6] = Float8GetDatum(b->delta);
 		values[7] = Float8GetDatum(b->rho);
-		values[8] = BoolGetDatum(last_cached);
-		values[9] = TimestampTzGetDatum(last_at);
+		if (natts > 8)
+		{
+			values[8] = BoolGetDatum(cached);
+			values[9] = TimestampTzGetDatum(at);
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+/*
+ * dp_pg.error_bars(query text): the error bars the query's answers would
+ * have -- planned, not run, not charged (public parameters only).  A BI tile
+ * can show them beside its answer from any connection.
+ */
+Datum
+dp_error_bars(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int			n;
+	DpSiteBar  *bars;
+
+	InitMaterializedSRF(fcinfo, 0);
+	bars = DpEstimateQueryBars(query, &n);
+	DpPutBars(rsinfo, bars, n, 8, false, 0);
 	return (Datum) 0;
+}
+
+/* See cache.h. */
+void
+DpCacheUtility(Node *stmt)
+{
+	if (stmt != NULL &&
+		(IsA(stmt, CreateSubscriptionStmt) || IsA(stmt, AlterSubscriptionStmt) || IsA(stmt, DropSubscriptionStmt)) &&
+		IsTransactionState() && OidIsValid(DpDataChangesRelid()))
+		DpNoteChange(InvalidOid);
 }
 
 /* See cache.h. */
@@ -1447,7 +1644,7 @@ DpCacheInit(void)
 							"Disk space the kept answers of one set of budgets may take.",
 							"Beyond it, that set's least recently used answers are removed.",
 							&dp_answer_cache_size,
-							16384, 64, INT_MAX / 1024,
+							16384, 64, 512 * 1024,
 							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);

@@ -10,6 +10,25 @@
 #include "nodes/pg_list.h"
 
 #include "compat.h"
+#include "mechanism.h"
+
+/* The error bar of one call site (kept in an entry and for the session). */
+typedef struct DpSiteBar
+{
+	char		aggregate[NAMEDATALEN];
+	char		mechanism[DP_MECH_TEXT_LEN];
+	double		sd;				/* noise standard deviation (output units) */
+	double		h95;			/* P(|noise| <= h95) >= 0.95 */
+	double		epsilon;
+	double		delta;
+	double		rho;
+} DpSiteBar;
+
+/* The error bars of a query's distinct call sites (palloc'd in the current context). */
+extern DpSiteBar *DpCacheSiteBars(List *sites, int *n);
+
+/* A utility statement is about to run: subscriptions' changes count as data changes. */
+extern void DpCacheUtility(Node *stmt);
 
 /* Define dp_pg.answer_cache and dp_pg.answer_cache_size; transaction callbacks. */
 extern void DpCacheInit(void);

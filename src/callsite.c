@@ -100,6 +100,10 @@ typedef struct DpKindCacheEntry
 /* the EXPLAIN-only start of DpEstimateQueryCost's plan: compose, do not charge */
 static QueryDesc *estimate_query = NULL;
 static DpCost estimate_total;
+static bool estimate_want_bars = false;
+static DpSiteBar *estimate_bars = NULL;
+static int	estimate_nbars = 0;
+static MemoryContext estimate_bars_cxt = NULL;
 static int	estimate_sites = 0;
 static DpQuerySites *active_queries = NULL;
 
@@ -761,6 +765,11 @@ DpEstimatePlanned(QueryDesc *queryDesc)
 	cxt.rescanned = 0;
 	DpFindCallSites(queryDesc->planstate, &cxt);
 	estimate_sites = DpComposeSites(cxt.sites, &estimate_total);
+	if (estimate_want_bars)
+	{
+		MemoryContextSwitchTo(estimate_bars_cxt);
+		estimate_bars = DpCacheSiteBars(cxt.sites, &estimate_nbars);
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -805,6 +814,29 @@ DpEstimateQueryCost(const char *query, DpCost *total)
 	FreeQueryDesc(qd);
 	*total = estimate_total;
 	return estimate_sites;
+}
+
+/* The error bars of a query's call sites, planned as DpEstimateQueryCost does (see callsite.h). */
+DpSiteBar *
+DpEstimateQueryBars(const char *query, int *n)
+{
+	DpCost		total;
+
+	estimate_want_bars = true;
+	estimate_bars = NULL;
+	estimate_nbars = 0;
+	estimate_bars_cxt = CurrentMemoryContext;
+	PG_TRY();
+	{
+		(void) DpEstimateQueryCost(query, &total);
+	}
+	PG_FINALLY();
+	{
+		estimate_want_bars = false;
+	}
+	PG_END_TRY();
+	*n = estimate_nbars;
+	return estimate_bars;
 }
 
 /* Memory-context callback: unlink a finished query's sites. */

@@ -108,4 +108,7 @@ extern DpCallSite *DpCallSiteForFinal(FunctionCallInfo fcinfo, const DpAggKind *
  */
 extern int	DpEstimateQueryCost(const char *query, DpCost *total);
 
+/* The error bars of a query's call sites, planned as DpEstimateQueryCost does (struct DpSiteBar, cache.h). */
+extern struct DpSiteBar *DpEstimateQueryBars(const char *query, int *n);
+
 #endif							/* DP_CALLSITE_H */

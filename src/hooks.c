@@ -21,7 +21,8 @@
  *                           kept after the run
  *   ProcessUtility_hook     guard/guard.c: objects analysts may not create,
  *                           COPY of masked catalogs; budget.c: DROP ROLE of
- *                           a role with a budget
+ *                           a role with a budget; cache.c: subscriptions'
+ *                           changes
  *   object_access_hook      guard/trust.c and guard/stats.c, on the
  *                           function-execute event
  *   needs_fmgr_hook,        guard/trust.c: untrusted functions called
@@ -149,6 +150,7 @@ DpProcessUtilityHook(PlannedStmt *pstmt, const char *queryString, bool readOnlyT
 {
 	DpGuardUtility(pstmt);
 	DpBudgetCheckUtility(pstmt->utilityStmt);
+	DpCacheUtility(pstmt->utilityStmt);
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
