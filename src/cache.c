@@ -1263,7 +1263,7 @@ DpEvict(const char *setdir)
 	{
 		char		name[80];
 		off_t		size;
-		time_t		mtime;
+		struct timespec mtime;
 	}			DpFile;
 	DpFile	   *files = NULL;
 	int			n = 0,
@@ -1298,7 +1298,7 @@ DpEvict(const char *setdir)
 		}
 		strlcpy(files[n].name, de->d_name, sizeof(files[n].name));
 		files[n].size = st.st_size;
-		files[n].mtime = st.st_mtime;
+		files[n].mtime = st.st_mtim;
 		total += st.st_size;
 		n++;
 	}
@@ -1309,7 +1309,9 @@ DpEvict(const char *setdir)
 		char		path[MAXPGPATH];
 
 		for (int i = 1; i < n; i++)
-			if (files[i].mtime < files[oldest].mtime)
+			if (files[i].mtime.tv_sec < files[oldest].mtime.tv_sec ||
+				(files[i].mtime.tv_sec == files[oldest].mtime.tv_sec &&
+				 files[i].mtime.tv_nsec < files[oldest].mtime.tv_nsec))
 				oldest = i;
 		snprintf(path, sizeof(path), "%s/%s", dirpath, files[oldest].name);
 		(void) unlink(path);
