@@ -880,12 +880,31 @@ DpRead(DpReader *r, size_t len)
 	return p;
 }
 
+/* An int32 at any alignment (entries are packed), -1 past the end. */
 static int32
 DpReadInt(DpReader *r)
 {
-	const int32 *p = DpRead(r, sizeof(int32));
+	const void *p = DpRead(r, sizeof(int32));
+	int32		v;
 
-	return p ? *p : -1;
+	if (p == NULL)
+		return -1;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* n bytes copied into aligned palloc'd memory, NULL past the end. */
+static void *
+DpReadCopy(DpReader *r, size_t n)
+{
+	const void *p = DpRead(r, n);
+	void	   *c;
+
+	if (p == NULL)
+		return NULL;
+	c = palloc(Max(n, 1));
+	memcpy(c, p, n);
+	return c;
 }
 
 /* Read a whole file (at most max bytes) into palloc'd memory; NULL if absent or unreadable. */
@@ -935,23 +954,25 @@ static bool
 DpParseEntry(const char *buf, size_t len, DpEntry *e)
 {
 	DpReader	r = {buf, buf + len, true};
-	const DpEntryHeader *h = DpRead(&r, sizeof(DpEntryHeader));
+	const void *h = DpRead(&r, sizeof(DpEntryHeader));
 
-	if (h == NULL || h->magic != DP_CACHE_MAGIC || h->version != DP_CACHE_VERSION || h->pgversion != PG_VERSION_NUM)
+	if (h == NULL)
 		return false;
-	e->h = *h;
+	memcpy(&e->h, h, sizeof(DpEntryHeader));
+	if (e->h.magic != DP_CACHE_MAGIC || e->h.version != DP_CACHE_VERSION || e->h.pgversion != PG_VERSION_NUM)
+		return false;
 	e->nroles = DpReadInt(&r);
 	if (e->nroles < 0 || e->nroles > DP_MAX_ROLES)
 		return false;
-	e->roles = DpRead(&r, sizeof(Oid) * e->nroles);
+	e->roles = DpReadCopy(&r, sizeof(Oid) * e->nroles);
 	e->natts = DpReadInt(&r);
 	if (e->natts < 0 || e->natts > MaxTupleAttributeNumber)
 		return false;
-	e->atts = DpRead(&r, sizeof(int32) * 2 * e->natts);
+	e->atts = DpReadCopy(&r, sizeof(int32) * 2 * e->natts);
 	e->nsites = DpReadInt(&r);
 	if (e->nsites < 0 || e->nsites > 100000)
 		return false;
-	e->bars = DpRead(&r, sizeof(DpSiteBar) * e->nsites);
+	e->bars = DpReadCopy(&r, sizeof(DpSiteBar) * e->nsites);
 	e->textlen = DpReadInt(&r);
 	if (e->textlen < 0 || e->textlen > DP_CACHE_TEXT_LEN)
 		return false;
@@ -1031,14 +1052,14 @@ DpLoadEntry(DpCacheQuery *q, QueryDesc *queryDesc)
 	q->rows = palloc(sizeof(MinimalTuple) * Max(e.nrows, 1));
 	for (int i = 0; i < e.nrows; i++)
 	{
-		const uint32 *l = DpRead(&e.rows, sizeof(uint32));
+		int32		l = DpReadInt(&e.rows);
 		const char *t;
 
-		if (l == NULL || *l < SizeofMinimalTupleHeader || (t = DpRead(&e.rows, *l)) == NULL)
+		if (l < (int32) SizeofMinimalTupleHeader || (t = DpRead(&e.rows, l)) == NULL)
 			goto bad;
-		q->rows[i] = palloc(MAXALIGN(*l));
-		memcpy(q->rows[i], t, *l);
-		if (q->rows[i]->t_len != *l)
+		q->rows[i] = palloc(MAXALIGN(l));
+		memcpy(q->rows[i], t, l);
+		if (q->rows[i]->t_len != (uint32) l)
 			goto bad;
 	}
 	if (e.rows.p != e.rows.end)
