@@ -418,6 +418,62 @@ CREATE AGGREGATE dp_histogram(anyelement, dp_mechanism) (
 COMMENT ON AGGREGATE dp_histogram(anyelement, dp_mechanism) IS
 	'noisy count per key, releasing only keys that pass private partition selection (needs a delta)';
 
+--
+-- dp_quantile, dp_median (src/agg_quantile.c): the exponential mechanism over
+-- 1,024 equal cells of [lower, upper]; the answer is a cell boundary, drawn
+-- exactly.  A pure epsilon mechanism: laplace(epsilon=E).
+--
+CREATE FUNCTION dp_quantile_trans(internal, float8, float8, float8, float8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_trans(internal, float8, float8, float8, float8) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_quantile_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_median_trans(internal, float8, float8, float8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_median_trans(internal, float8, float8, float8) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_median_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_default_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_median_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_median_default_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_quantile(float8, float8, float8, float8, dp_mechanism) (
+	SFUNC = dp_quantile_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_quantile_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_quantile(float8, float8, float8, float8) (
+	SFUNC = dp_quantile_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_quantile_default_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_median(float8, float8, float8, dp_mechanism) (
+	SFUNC = dp_median_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_median_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_median(float8, float8, float8) (
+	SFUNC = dp_median_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_median_default_final, PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_quantile(float8, float8, float8, float8, dp_mechanism) IS
+	'private q-quantile of values clamped to [lower, upper]: the exponential mechanism over 1,024 cells, sampled exactly (pure epsilon)';
+COMMENT ON AGGREGATE dp_quantile(float8, float8, float8, float8) IS
+	'dp_quantile with dp_pg.default_mechanism (a pure epsilon form)';
+COMMENT ON AGGREGATE dp_median(float8, float8, float8, dp_mechanism) IS
+	'dp_quantile at q = 0.5';
+COMMENT ON AGGREGATE dp_median(float8, float8, float8) IS
+	'dp_median with dp_pg.default_mechanism';
+
 CREATE FUNCTION dp_pg.partition_threshold(mech dp_mechanism) RETURNS bigint
 	AS 'MODULE_PATHNAME', 'dp_partition_threshold' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_pg.partition_threshold(dp_mechanism) IS

@@ -51,6 +51,10 @@ extern const DpAggKind dp_histogram_bins_kind;
 extern const DpAggKind dp_histogram_width_kind;
 extern const DpAggKind dp_histogram_keys_kind;
 extern const DpAggKind dp_partition_keep_kind;
+extern const DpAggKind dp_quantile_kind;
+extern const DpAggKind dp_quantile_default_kind;
+extern const DpAggKind dp_median_kind;
+extern const DpAggKind dp_median_default_kind;
 
 /* Throw 22023 for a mechanism error message from the plain-C core. */
 extern DP_NORETURN void DpReportMechanismError(const char *err);

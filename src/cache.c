@@ -1524,7 +1524,8 @@ DpEntryRow(const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *ar
 	values[0] = PointerGetDatum(construct_array(roles, e->nroles, REGROLEOID, sizeof(Oid), true, TYPALIGN_INT));
 	values[1] = ObjectIdGetDatum(e->h.database);
 	values[2] = TimestampTzGetDatum(e->h.created);
-	values[3] = TimestampTzGetDatum(mtime);
+	/* (a file's time comes from the kernel's coarse clock: never before its release) */
+	values[3] = TimestampTzGetDatum(Max(mtime, e->h.created));
 	values[4] = Int64GetDatum(e->nrows);
 	values[5] = Int64GetDatum((int64) size);
 	values[6] = Float8GetDatum(eps);

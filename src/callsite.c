@@ -126,6 +126,10 @@ static const DpAggKind *const all_kinds[] = {
 	&dp_histogram_width_kind,
 	&dp_histogram_keys_kind,
 	&dp_partition_keep_kind,
+	&dp_quantile_kind,
+	&dp_quantile_default_kind,
+	&dp_median_kind,
+	&dp_median_default_kind,
 };
 
 /* Forget cached aggregate kinds when pg_proc changes. */
@@ -447,7 +451,8 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 	 * The releases of one call compose in parallel over groups; a unit that
 	 * reaches unit_groups cells is in unit_groups of them: their composition.
 	 */
-	dp_noise_plan_cost(&site->plan, &site->cost);
+	if (!kind->own_cost)
+		dp_noise_plan_cost(&site->plan, &site->cost);
 	if (site->unit_groups > 1)
 	{
 		DpCost		one = site->cost;

@@ -40,6 +40,8 @@ typedef struct DpAggKind
 	 * being a row argument.  0: no bounded form.
 	 */
 	int			bounded_extra;
+	/* plan() sets the site's cost itself (not the cost of an additive noise plan) */
+	bool		own_cost;
 	/* Plan the noise of a call site; ERROR on invalid arguments. */
 	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
 } DpAggKind;

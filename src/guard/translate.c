@@ -11,6 +11,9 @@
  *   count(x)           dp_count(x, <default mechanism>)
  *   sum(x)             dp_sum(x, lower, upper, <default mechanism>)
  *   avg(x)             dp_avg(x::float8, lower, upper, <default mechanism>)
+ *   percentile_cont(q) / percentile_disc(q) WITHIN GROUP (ORDER BY x)
+ *                      dp_quantile(x::float8, q, lower, upper, <default mechanism>)
+ *   min(x), max(x)     the same with q = 0, q = 1
  *
  * with FILTER kept, and the result cast back to the plain aggregate's type
  * (sum(int8) is numeric, avg(int) is numeric, ...), so that the columns a
@@ -28,7 +31,7 @@
  *
  * Not translated (the shape check then refuses them as before): aggregates
  * below the top level, DISTINCT or ORDER BY inside an aggregate (except
- * count(DISTINCT <privacy unit>), below), other aggregates (min, max, ...),
+ * count(DISTINCT <privacy unit>), below), other aggregates (string_agg, ...),
  * sums of money or intervals, and sums or averages of expressions that are
  * not a column of the protected table.
  */
@@ -425,6 +428,69 @@ DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 	}
 }
 
+/*
+ * percentile_cont / percentile_disc (q) WITHIN GROUP (ORDER BY x), min(x),
+ * max(x) of a numeric column: dp_quantile(x::float8, q, lower, upper) over
+ * the column's value domain with the default mechanism (q = 0 for min, 1 for
+ * max), cast back to the plain aggregate's type.
+ */
+static Node *
+DpTranslateQuantile(DpTranslate *t, Aggref *a, Expr *q, const char *agg)
+{
+	Expr	   *x = (Expr *) copyObject(linitial_node(TargetEntry, a->args)->expr);
+	Oid			argtype = exprType((Node *) x);	/* (aggargtypes starts with the direct arguments') */
+	Oid			argtypes[5] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, InvalidOid};
+	double		lo,
+				hi;
+	Oid			fn;
+	Aggref	   *d;
+
+	switch (argtype)
+	{
+		case INT2OID:
+			x = DpCast(F_FLOAT8_INT2, FLOAT8OID, x);
+			break;
+		case INT4OID:
+			x = DpCast(F_FLOAT8_INT4, FLOAT8OID, x);
+			break;
+		case INT8OID:
+			x = DpCast(F_FLOAT8_INT8, FLOAT8OID, x);
+			break;
+		case FLOAT4OID:
+			x = DpCast(F_FLOAT8_FLOAT4, FLOAT8OID, x);
+			break;
+		case NUMERICOID:
+			x = DpCast(F_FLOAT8_NUMERIC, FLOAT8OID, x);
+			break;
+		case FLOAT8OID:
+			break;
+		default:
+			return NULL;
+	}
+	DpArgumentBounds(t, a, agg, FLOAT8OID, &lo, &hi);
+	if (!(lo < hi))
+		DpGuardRefuse(psprintf("the value domain of the argument of %s() is a single value", agg),
+					  psprintf("Its bounds are %g and %g: declare a wider domain.", lo, hi));
+	argtypes[4] = DpMechanismType();
+	fn = DpExtAggregate(t, "dp_quantile", 5, argtypes, &dp_quantile_kind);
+	d = DpLike(a, fn, FLOAT8OID, list_make5(x, q, DpFloat8Const(lo), DpFloat8Const(hi), DpDefaultMechanism()), false);
+	switch (a->aggtype)
+	{
+		case INT2OID:
+			return (Node *) DpCast(F_INT2_FLOAT8, INT2OID, (Expr *) d);
+		case INT4OID:
+			return (Node *) DpCast(F_INT4_FLOAT8, INT4OID, (Expr *) d);
+		case INT8OID:
+			return (Node *) DpCast(F_INT8_FLOAT8, INT8OID, (Expr *) d);
+		case FLOAT4OID:
+			return (Node *) DpCast(F_FLOAT4_FLOAT8, FLOAT4OID, (Expr *) d);
+		case NUMERICOID:
+			return (Node *) DpCast(F_NUMERIC_FLOAT8, NUMERICOID, (Expr *) d);
+		default:
+			return (Node *) d;
+	}
+}
+
 /* The dp counterpart of plain aggregate a, or NULL if it is not one to translate. */
 static Node *
 DpTranslateAggref(DpTranslate *t, Aggref *a)
@@ -435,10 +501,30 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 				hi;
 	Expr	   *x;
 
+	/* the quantiles of BI tools: percentile_cont / percentile_disc (q) WITHIN GROUP (ORDER BY x) */
+	if (a->aggkind == AGGKIND_ORDERED_SET && a->aggdistinct == NIL && list_length(a->aggdirectargs) == 1 &&
+		list_length(a->args) == 1 &&
+		(a->aggfnoid == F_PERCENTILE_CONT_FLOAT8_FLOAT8 || a->aggfnoid == F_PERCENTILE_DISC_FLOAT8_ANYELEMENT))
+		return DpTranslateQuantile(t, a, (Expr *) copyObject(linitial(a->aggdirectargs)),
+								   a->aggfnoid == F_PERCENTILE_CONT_FLOAT8_FLOAT8 ? "percentile_cont" : "percentile_disc");
 	if (a->aggkind != AGGKIND_NORMAL || a->aggorder != NIL || a->aggdirectargs != NIL)
 		return NULL;
 	switch (a->aggfnoid)
 	{
+		case F_MIN_INT2:
+		case F_MIN_INT4:
+		case F_MIN_INT8:
+		case F_MIN_FLOAT4:
+		case F_MIN_FLOAT8:
+		case F_MIN_NUMERIC:
+			return DpTranslateQuantile(t, a, (Expr *) DpFloat8Const(0.0), "min");
+		case F_MAX_INT2:
+		case F_MAX_INT4:
+		case F_MAX_INT8:
+		case F_MAX_FLOAT4:
+		case F_MAX_FLOAT8:
+		case F_MAX_NUMERIC:
+			return DpTranslateQuantile(t, a, (Expr *) DpFloat8Const(1.0), "max");
 		case F_COUNT_:
 			if (a->aggdistinct != NIL)
 				return NULL;

@@ -957,6 +957,16 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 						  "dp_pg writes them itself.");
 		if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind || kind == &dp_histogram_keys_kind)
 			has_histogram = true;
+		if (kind == &dp_quantile_kind || kind == &dp_quantile_default_kind ||
+			kind == &dp_median_kind || kind == &dp_median_default_kind)
+		{
+			DpLedgerNoteRefusal("dp_quantile on a table with a privacy unit", ERRCODE_FEATURE_NOT_SUPPORTED);
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s is not available yet on a table with a privacy unit", kind->name),
+					 errdetail("Its contribution per unit is not bounded yet; on a table without a privacy unit each row is one person."),
+					 errhint("Nothing was charged.")));
+		}
 		foreach(lc2, distinct)
 			if (equal(lfirst(lc2), a))
 				dup = true;

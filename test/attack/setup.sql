@@ -366,6 +366,8 @@ ANALYZE;
 -- protection and budgets
 --
 SELECT dp_pg.protect('clinic.patients');
+-- a value domain for age: BI tools' min / max / percentiles of it (class 11)
+SELECT dp_pg.set_domain('clinic.patients', 'age', 0, 120);
 SELECT dp_pg.protect('clinic.visits', 'person', 1, 1);
 SELECT dp_pg.set_public_keys('clinic.visits', 'ward', ARRAY[0, 1, 2, 3]);
 SELECT dp_pg.protect('clinic.secret_events');

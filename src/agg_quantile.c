@@ -1,0 +1,376 @@
+/*
+ * agg_quantile.c — dp_quantile(x, q, lower, upper [, mechanism]) and
+ * dp_median(x, lower, upper [, mechanism]): a private quantile by the
+ * exponential mechanism (src/core/quantile.h).
+ *
+ * The transition cuts [lower, upper] into DP_QUANTILE_CELLS equal cells and
+ * counts the (clamped) values of each: exact counts, fixed memory per group
+ * (8 kB), combined by adding (parallel safe).  NULLs and NaNs are skipped.
+ * The final function draws the released cell boundary exactly, once per
+ * group; the answer is one of the N + 1 boundaries whatever the data.
+ *
+ * Cost: the exponential mechanism with utility sensitivity 1 (a row) and
+ * gamma = epsilon / 2 is epsilon-DP; its Renyi divergences are at most
+ * min(epsilon, alpha epsilon^2 / 2) (pure DP implies epsilon^2/2-zCDP,
+ * Bun-Steinke 2016), which is what the ledger records.  Only a pure
+ * epsilon mechanism (laplace(epsilon=E)) names it.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+
+#include "agg_common.h"
+#include "agg_state.h"
+#include "quantile.h"
+
+PG_FUNCTION_INFO_V1(dp_quantile_trans);
+PG_FUNCTION_INFO_V1(dp_median_trans);
+PG_FUNCTION_INFO_V1(dp_quantile_combine);
+PG_FUNCTION_INFO_V1(dp_quantile_serialize);
+PG_FUNCTION_INFO_V1(dp_quantile_deserialize);
+PG_FUNCTION_INFO_V1(dp_quantile_final);
+PG_FUNCTION_INFO_V1(dp_quantile_default_final);
+PG_FUNCTION_INFO_V1(dp_median_final);
+PG_FUNCTION_INFO_V1(dp_median_default_final);
+
+#define DP_QUANTILE_STATE_MAGIC 0x44505131	/* "DPQ1" */
+
+/* Counts of the cells of [lower, upper]. */
+typedef struct DpQuantileState
+{
+	double		lower;
+	double		upper;
+	double		half_width;		/* upper / 2 - lower / 2 (finite for any finite bounds) */
+	uint64		counts[DP_QUANTILE_CELLS];
+} DpQuantileState;
+
+/* What a call site's final function needs (DpCallSite.extra). */
+typedef struct DpQuantileSite
+{
+	double		q;
+	double		lower;
+	double		upper;
+	DpRational	gamma;
+} DpQuantileSite;
+
+/* ERROR 22023 unless lower < upper are finite. */
+static void
+DpCheckQuantileBounds(const char *aggname, bool lnull, bool unull, double lower, double upper)
+{
+	if (lnull || unull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the bounds of %s must not be null", aggname)));
+	if (isnan(lower) || isnan(upper) || isinf(lower) || isinf(upper) || !(lower < upper))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the bounds of %s must be finite with lower < upper, got [%g, %g]", aggname, lower, upper)));
+}
+
+/* Plan a call site: q in [0, 1], the bounds, a pure epsilon mechanism; its cost. */
+static void
+DpQuantilePlan(DpCallSite *site, Datum *values, bool *isnull)
+{
+	DpQuantileSite *qs = palloc0(sizeof(DpQuantileSite));
+	bool		median = site->kind->nconst == 2;
+	int			b = median ? 0 : 1;
+	double		eps;
+	const char *name = site->kind->name;
+
+	if (!median)
+	{
+		if (isnull[0])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("the quantile of %s must not be null", name)));
+		qs->q = DatumGetFloat8(values[0]);
+		if (isnan(qs->q) || qs->q < 0.0 || qs->q > 1.0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the quantile of %s must be between 0 and 1, got %g", name, qs->q)));
+	}
+	else
+		qs->q = 0.5;
+	DpCheckQuantileBounds(name, isnull[b], isnull[b + 1],
+						  isnull[b] ? 0 : DatumGetFloat8(values[b]), isnull[b + 1] ? 0 : DatumGetFloat8(values[b + 1]));
+	qs->lower = DatumGetFloat8(values[b]);
+	qs->upper = DatumGetFloat8(values[b + 1]);
+	if (site->mech.family != DP_MECH_LAPLACE || site->mech.form != DP_FORM_EPSILON)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s needs a pure epsilon mechanism, laplace(epsilon=E)", name),
+				 errdetail("It is the exponential mechanism, epsilon-differentially private; it adds no noise of a family.")));
+	eps = site->mech.p[0];
+	if (!dp_quantile_gamma(eps, (uint64) site->unit_rows, &qs->gamma))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the epsilon of %s is out of range: %g", name, eps)));
+	site->extra = qs;
+	/* the cost of one release: epsilon-DP, its Renyi curve min(epsilon, alpha epsilon^2 / 2) */
+	memset(&site->cost, 0, sizeof(site->cost));
+	site->cost.epsilon = eps;
+	site->cost.delta = 0.0;
+	site->cost.rho = nextafter(eps * eps / 2.0, INFINITY);
+	for (int i = 0; i < DP_RDP_NALPHAS; i++)
+		site->cost.rdp[i] = Min(eps, nextafter(DP_RDP_ALPHAS[i] * eps * eps / 2.0, INFINITY));
+	memset(&site->plan, 0, sizeof(site->plan));
+	site->plan.epsilon = eps;
+	site->plan.variance = NAN;
+	site->plan.scale = NAN;
+	site->plan.sigma = NAN;
+}
+
+const DpAggKind dp_quantile_kind = {
+	.name = "dp_quantile",
+	.finalfn = dp_quantile_final,
+	.nargs = 5,
+	.mech_argno = 4,
+	.nconst = 3,
+	.const_argnos = {1, 2, 3},
+	.own_cost = true,
+	.plan = DpQuantilePlan,
+};
+
+const DpAggKind dp_quantile_default_kind = {
+	.name = "dp_quantile",
+	.finalfn = dp_quantile_default_final,
+	.nargs = 4,
+	.mech_argno = -1,
+	.nconst = 3,
+	.const_argnos = {1, 2, 3},
+	.own_cost = true,
+	.plan = DpQuantilePlan,
+};
+
+const DpAggKind dp_median_kind = {
+	.name = "dp_median",
+	.finalfn = dp_median_final,
+	.nargs = 4,
+	.mech_argno = 3,
+	.nconst = 2,
+	.const_argnos = {1, 2},
+	.own_cost = true,
+	.plan = DpQuantilePlan,
+};
+
+const DpAggKind dp_median_default_kind = {
+	.name = "dp_median",
+	.finalfn = dp_median_default_final,
+	.nargs = 3,
+	.mech_argno = -1,
+	.nconst = 2,
+	.const_argnos = {1, 2},
+	.own_cost = true,
+	.plan = DpQuantilePlan,
+};
+
+/* A new state in the aggregate context, bounds checked. */
+static DpQuantileState *
+DpQuantileStateNew(FunctionCallInfo fcinfo, const char *aggname, int lo_arg)
+{
+	MemoryContext aggcxt = DpAggMemoryContext(fcinfo, aggname);
+	DpQuantileState *st;
+
+	DpCheckQuantileBounds(aggname, PG_ARGISNULL(lo_arg), PG_ARGISNULL(lo_arg + 1),
+						  PG_ARGISNULL(lo_arg) ? 0 : PG_GETARG_FLOAT8(lo_arg),
+						  PG_ARGISNULL(lo_arg + 1) ? 0 : PG_GETARG_FLOAT8(lo_arg + 1));
+	st = MemoryContextAllocZero(aggcxt, sizeof(DpQuantileState));
+	st->lower = PG_GETARG_FLOAT8(lo_arg);
+	st->upper = PG_GETARG_FLOAT8(lo_arg + 1);
+	st->half_width = st->upper / 2.0 - st->lower / 2.0;
+	return st;
+}
+
+/* The cell of x (clamped; not NaN). */
+static inline int
+DpQuantileCell(const DpQuantileState *st, double x)
+{
+	double		c;
+
+	if (!(x > st->lower))
+		return 0;
+	if (!(x < st->upper))
+		return DP_QUANTILE_CELLS - 1;
+	c = floor((x / 2.0 - st->lower / 2.0) / st->half_width * DP_QUANTILE_CELLS);
+	return c < 0 ? 0 : (c >= DP_QUANTILE_CELLS ? DP_QUANTILE_CELLS - 1 : (int) c);
+}
+
+static Datum
+DpQuantileTrans(FunctionCallInfo fcinfo, const char *aggname, int lo_arg)
+{
+	DpQuantileState *st = PG_ARGISNULL(0)
+		? DpQuantileStateNew(fcinfo, aggname, lo_arg)
+		: (DpQuantileState *) PG_GETARG_POINTER(0);
+
+	if (!PG_ARGISNULL(1))
+	{
+		double		x = PG_GETARG_FLOAT8(1);
+
+		if (likely(!isnan(x)))
+			st->counts[DpQuantileCell(st, x)]++;
+	}
+	PG_RETURN_POINTER(st);
+}
+
+/* Transition of dp_quantile(x, q, lower, upper [, mech]). */
+Datum
+dp_quantile_trans(PG_FUNCTION_ARGS)
+{
+	return DpQuantileTrans(fcinfo, "dp_quantile", 3);
+}
+
+/* Transition of dp_median(x, lower, upper [, mech]). */
+Datum
+dp_median_trans(PG_FUNCTION_ARGS)
+{
+	return DpQuantileTrans(fcinfo, "dp_median", 2);
+}
+
+/* Combine: add the counts (the bounds are the query's constants). */
+Datum
+dp_quantile_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = DpAggMemoryContext(fcinfo, "dp_quantile");
+	DpQuantileState *a = PG_ARGISNULL(0) ? NULL : (DpQuantileState *) PG_GETARG_POINTER(0);
+	DpQuantileState *b = PG_ARGISNULL(1) ? NULL : (DpQuantileState *) PG_GETARG_POINTER(1);
+
+	if (b == NULL)
+	{
+		if (a == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(a);
+	}
+	if (a == NULL)
+	{
+		a = MemoryContextAlloc(aggcxt, sizeof(DpQuantileState));
+		memcpy(a, b, sizeof(DpQuantileState));
+		PG_RETURN_POINTER(a);
+	}
+	if (a->lower != b->lower || a->upper != b->upper)
+		elog(ERROR, "dp_quantile: partial states with different bounds");
+	for (int i = 0; i < DP_QUANTILE_CELLS; i++)
+		a->counts[i] += b->counts[i];
+	PG_RETURN_POINTER(a);
+}
+
+/* Serialize: magic, bounds, counts. */
+Datum
+dp_quantile_serialize(PG_FUNCTION_ARGS)
+{
+	DpQuantileState *st = (DpQuantileState *) PG_GETARG_POINTER(0);
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendint32(&buf, DP_QUANTILE_STATE_MAGIC);
+	pq_sendfloat8(&buf, st->lower);
+	pq_sendfloat8(&buf, st->upper);
+	for (int i = 0; i < DP_QUANTILE_CELLS; i++)
+		pq_sendint64(&buf, (int64) st->counts[i]);
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+Datum
+dp_quantile_deserialize(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	MemoryContext aggcxt = DpAggMemoryContext(fcinfo, "dp_quantile");
+	StringInfoData buf;
+	DpQuantileState *st = MemoryContextAllocZero(aggcxt, sizeof(DpQuantileState));
+
+	buf.data = VARDATA_ANY(b);
+	buf.len = VARSIZE_ANY_EXHDR(b);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	if (pq_getmsgint(&buf, 4) != DP_QUANTILE_STATE_MAGIC)
+		elog(ERROR, "dp_quantile: not a dp_quantile state");
+	st->lower = pq_getmsgfloat8(&buf);
+	st->upper = pq_getmsgfloat8(&buf);
+	st->half_width = st->upper / 2.0 - st->lower / 2.0;
+	for (int i = 0; i < DP_QUANTILE_CELLS; i++)
+		st->counts[i] = (uint64) pq_getmsgint64(&buf);
+	pq_getmsgend(&buf);
+	PG_RETURN_POINTER(st);
+}
+
+/*
+ * The rank asked for: floor(q n); for q = 0 and q = 1 (min and max) the k-th
+ * smallest or largest value instead, k = max(ceil((ln(N + 1) + 4) / gamma),
+ * floor(n / 20)).  Every boundary beyond the data has the best utility the
+ * extreme itself can have (no value below the minimum), so asking for the
+ * extreme spreads the answer over the empty part of the domain; asking for
+ * the k-th value gives those boundaries weight at most e^-4 / (N + 1) each
+ * against a boundary at the k-th value, and the n / 20 keeps a value shared
+ * by up to 10% of the rows (integers) from tying with them.  Either way
+ * r(n + 1) - r(n) is 0 or 1, which the sensitivity needs.
+ */
+static uint64
+DpQuantileTarget(const DpQuantileSite *qs, uint64 n)
+{
+	double		g = (double) qs->gamma.num / (double) qs->gamma.den;
+	double		kd = ceil((log(DP_QUANTILE_CELLS + 1.0) + 4.0) / g);
+	uint64		k = kd >= 1e18 ? (uint64) 1e18 : (uint64) kd;
+
+	if (n / 20 > k)
+		k = n / 20;
+
+	if (qs->q == 0.0)
+		return n < k ? n : k;
+	if (qs->q == 1.0)
+		return n > k ? n - k : 0;
+	return dp_quantile_rank(qs->q, n);
+}
+
+/* Release one boundary for the group (an empty group too: nothing about it is withheld). */
+static Datum
+DpQuantileFinal(FunctionCallInfo fcinfo, const DpAggKind *kind)
+{
+	DpCallSite *site = DpCallSiteForFinal(fcinfo, kind);
+	DpQuantileSite *qs = (DpQuantileSite *) site->extra;
+	DpQuantileState *st = PG_ARGISNULL(0) ? NULL : (DpQuantileState *) PG_GETARG_POINTER(0);
+	uint64	   *zero = NULL;
+	uint64	   *work = palloc(sizeof(uint64) * (DP_QUANTILE_CELLS + 1));
+	const uint64 *counts;
+	uint64		n = 0;
+	int			j;
+
+	if (st != NULL)
+		counts = st->counts;
+	else
+		counts = zero = palloc0(sizeof(uint64) * DP_QUANTILE_CELLS);
+	for (int i = 0; i < DP_QUANTILE_CELLS; i++)
+		n += counts[i];
+	j = dp_quantile_draw(counts, DP_QUANTILE_CELLS, DpQuantileTarget(qs, n), qs->gamma, DpBackendRng(), work);
+	pfree(work);
+	if (zero)
+		pfree(zero);
+	PG_RETURN_FLOAT8(dp_quantile_boundary(qs->lower, qs->upper, DP_QUANTILE_CELLS, j));
+}
+
+Datum
+dp_quantile_final(PG_FUNCTION_ARGS)
+{
+	return DpQuantileFinal(fcinfo, &dp_quantile_kind);
+}
+
+Datum
+dp_quantile_default_final(PG_FUNCTION_ARGS)
+{
+	return DpQuantileFinal(fcinfo, &dp_quantile_default_kind);
+}
+
+Datum
+dp_median_final(PG_FUNCTION_ARGS)
+{
+	return DpQuantileFinal(fcinfo, &dp_median_kind);
+}
+
+Datum
+dp_median_default_final(PG_FUNCTION_ARGS)
+{
+	return DpQuantileFinal(fcinfo, &dp_median_default_kind);
+}

@@ -1,0 +1,102 @@
+/*
+ * quantile.c — the exponential mechanism for quantiles (see quantile.h).
+ */
+#include <math.h>
+
+#include "quantile.h"
+
+/* floor(q n) exactly: q = m 2^e with an integer m < 2^53. */
+uint64_t
+dp_quantile_rank(double q, uint64_t n)
+{
+	int			e;
+	double		f;
+	uint64_t	m;
+	unsigned __int128 p;
+
+	if (!(q > 0.0))
+		return 0;
+	if (q >= 1.0)
+		return n;
+	f = frexp(q, &e);			/* q = f 2^e, f in [0.5, 1), e <= 0 */
+	m = (uint64_t) ldexp(f, 53);	/* exact: q = m 2^(e - 53) */
+	p = (unsigned __int128) m * n;
+	if (53 - e >= 128)
+		return 0;
+	return (uint64_t) (p >> (53 - e));
+}
+
+/* epsilon / (2 w) rounded down to num / 2^k. */
+bool
+dp_quantile_gamma(double epsilon, uint64_t w, DpRational *gamma)
+{
+	double		g;
+	double		f;
+	int			e;
+	int			k;
+
+	if (!(epsilon > 0.0) || isinf(epsilon) || w == 0)
+		return false;
+	g = epsilon / 2.0 / (double) w;
+	/* the division rounds to nearest: step down one ulp so g <= epsilon / (2 w) */
+	g = nextafter(g, 0.0);
+	if (!(g > ldexp(1.0, -60)) || !(g < ldexp(1.0, 40)))
+		return false;
+	f = frexp(g, &e);			/* g = f 2^e */
+	k = 62 - e;					/* g 2^k = f 2^62 in [2^61, 2^62): an exact integer-valued double? */
+	gamma->num = (uint64_t) floor(ldexp(f, 62));
+	if (k >= 64)
+	{
+		/* den = 2^k does not fit: drop low bits of num (rounding down) */
+		gamma->num >>= (k - 63);
+		k = 63;
+	}
+	gamma->den = (uint64_t) 1 << k;
+	while (gamma->num % 2 == 0 && gamma->den > 1)
+	{
+		gamma->num /= 2;
+		gamma->den /= 2;
+	}
+	return gamma->num > 0;
+}
+
+/* See quantile.h. */
+int
+dp_quantile_draw(const uint64_t *counts, int ncells, uint64_t r, DpRational gamma, DpRng *rng, uint64_t *d)
+{
+	uint64_t	cum = 0;
+	uint64_t	dmin = UINT64_MAX;
+	int			chosen = -1;
+
+	for (int j = 0; j <= ncells; j++)
+	{
+		d[j] = cum > r ? cum - r : r - cum;
+		if (d[j] < dmin)
+			dmin = d[j];
+		if (j < ncells)
+			cum += counts[j];
+	}
+	/* (1 - 1/(N+1))^(70 (N+1)) < e^-70 < 2^-100 */
+	for (long i = 0; i < 70L * (ncells + 1); i++)
+	{
+		int			j = (int) dp_rng_uniform(rng, (uint64_t) ncells + 1);
+		int			accept = dp_bernoulli_exp(rng, (unsigned __int128) gamma.num * (d[j] - dmin), gamma.den);
+
+		if (accept && chosen < 0)
+			chosen = j;
+	}
+	if (chosen < 0)
+		dp_core_fail(DP_ERR_ITERATIONS, "quantile sampler reached its bound");
+	return chosen;
+}
+
+/* See quantile.h. */
+double
+dp_quantile_boundary(double lower, double upper, int ncells, int j)
+{
+	if (j <= 0)
+		return lower;
+	if (j >= ncells)
+		return upper;
+	return lower + (upper - lower) * ((double) j / (double) ncells);
+}

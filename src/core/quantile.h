@@ -1,0 +1,56 @@
+/*
+ * quantile.h — the exponential mechanism for quantiles, sampled exactly.
+ *
+ * Part of the numeric core: plain C, no PostgreSQL header.
+ *
+ * The domain [lower, upper] is cut into DP_QUANTILE_CELLS equal cells; the
+ * data are their counts.  The candidates are the N + 1 cell boundaries
+ * b_j = lower + j (upper - lower) / N, j = 0..N; the utility of b_j is
+ * -|cum_j - r|, where cum_j is the number of values below b_j (in cells
+ * 0..j-1) and r = floor(q n) the rank asked for.  Adding or removing one
+ * value moves cum_j - r by at most 1 for every j (cum_j by 0 or 1, r by 0 or
+ * 1), so with w values per privacy unit the sensitivity is w, and releasing
+ * b_J with P(J = j) proportional to exp(-gamma |cum_j - r|), gamma =
+ * epsilon / (2 w), is epsilon-DP (McSherry-Talwar; Smith 2011 for quantiles).
+ *
+ * Sampling is exact, with integers only: a proposal j uniform on 0..N is
+ * accepted with probability exp(-gamma (d_j - d_min)) (d_j = |cum_j - r|,
+ * d_min its minimum), a Bernoulli(exp(-num/den)) of Canonne-Kamath-Steinke;
+ * the first accepted proposal has exactly the target distribution.  Every
+ * proposal is accepted with probability at least 1 / (N + 1) (the best
+ * candidate always is), so 70 (N + 1) proposals -- always all of them,
+ * whatever the data, so the work does not depend on the data's spread --
+ * leave none accepted with probability below e^-70 < 2^-100; that case is
+ * dp_core_fail(DP_ERR_ITERATIONS) (never a biased answer).  gamma is
+ * epsilon / (2 w) rounded down to a dyadic rational: the mechanism run is
+ * never less private than the one charged.
+ */
+#ifndef DP_QUANTILE_H
+#define DP_QUANTILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "random.h"
+#include "sample.h"
+
+#define DP_QUANTILE_CELLS 1024
+
+/* floor(q n) exactly, for q in [0, 1] (q is a dyadic rational like every double). */
+extern uint64_t dp_quantile_rank(double q, uint64_t n);
+
+/* epsilon / (2 w) rounded down to num / 2^k; false if not in (2^-60, 2^40). */
+extern bool dp_quantile_gamma(double epsilon, uint64_t w, DpRational *gamma);
+
+/*
+ * Draw J in [0, ncells] with P(J = j) proportional to exp(-gamma |cum_j - r|)
+ * (counts[0..ncells-1], cum_j = counts[0] + ... + counts[j-1]); work holds
+ * ncells + 1 values.
+ */
+extern int	dp_quantile_draw(const uint64_t *counts, int ncells, uint64_t r, DpRational gamma, DpRng *rng,
+							 uint64_t *work);
+
+/* The boundary b_j of [lower, upper] cut into ncells cells. */
+extern double dp_quantile_boundary(double lower, double upper, int ncells, int j);
+
+#endif							/* DP_QUANTILE_H */
