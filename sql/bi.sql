@@ -364,7 +364,7 @@ SELECT count(DISTINCT region) FROM bi.visits;
 SELECT count(DISTINCT person_id) FROM bi.visits;
 SELECT count(DISTINCT region) FROM bi.people;
 SELECT sum(DISTINCT age) FROM bi.visits;
-SELECT min(age), max(age) FROM bi.visits;
+SELECT min(region), max(region) FROM bi.visits;
 SELECT string_agg(region, ',') FROM bi.visits;
 SELECT count(*) FROM bi.visits WHERE amount / 0 > 1;
 SELECT dp_pg.set_domain('bi.visits', 'score', 0, 10);

@@ -197,7 +197,10 @@ DpQuantileCell(const DpQuantileState *st, double x)
 	if (!(x < st->upper))
 		return DP_QUANTILE_CELLS - 1;
 	c = floor((x / 2.0 - st->lower / 2.0) / st->half_width * DP_QUANTILE_CELLS);
-	return c < 0 ? 0 : (c >= DP_QUANTILE_CELLS ? DP_QUANTILE_CELLS - 1 : (int) c);
+	/* (NaN only for bounds a few subnormals apart: the first cell) */
+	if (!(c > 0.0))
+		return 0;
+	return c >= DP_QUANTILE_CELLS ? DP_QUANTILE_CELLS - 1 : (int) c;
 }
 
 static Datum

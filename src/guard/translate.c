@@ -37,6 +37,7 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "access/genam.h"
@@ -264,12 +265,16 @@ DpDomainBounds(DpTranslate *t, Var *v, const char *agg, double *lo, double *hi)
 												 get_rel_name(t->prot->relid));
 	const char *col = get_attname(t->prot->relid, v->varattno, false);
 
+	bool		sum_or_avg = strcmp(agg, "sum") == 0 || strcmp(agg, "avg") == 0;
+
 	if (!DpColumnDomain(t->prot->relid, v->varattno, lo, hi))
 		DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
-					  psprintf("A dp sum or average clamps every value to known bounds.  The table's owner can add "
+					  psprintf("A dp %s clamps every value to known bounds.  The table's owner can add "
 							   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
-							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>); or write dp_%s(%s, <lower>, <upper>, <mechanism>).",
-							   col, rel, rel, col, agg, col));
+							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>); or write %s(%s, %s<lower>, <upper>, <mechanism>).",
+							   sum_or_avg ? "sum or average" : "quantile", col, rel, rel, col,
+							   sum_or_avg ? psprintf("dp_%s", agg) : "dp_quantile", col,
+							   sum_or_avg ? "" : "<q>, "));
 }
 
 /* Context of DpExprDomain. */
@@ -467,7 +472,14 @@ DpTranslateQuantile(DpTranslate *t, Aggref *a, Expr *q, const char *agg)
 		default:
 			return NULL;
 	}
-	DpArgumentBounds(t, a, agg, FLOAT8OID, &lo, &hi);
+	/* an integer column's bounds within its type, so the cast back never fails */
+	DpArgumentBounds(t, a, agg, (argtype == INT2OID || argtype == INT4OID || argtype == INT8OID) ? argtype : FLOAT8OID,
+					 &lo, &hi);
+	if (argtype == FLOAT4OID)
+	{
+		lo = Max(lo, -FLT_MAX);
+		hi = Min(hi, FLT_MAX);
+	}
 	if (!(lo < hi))
 		DpGuardRefuse(psprintf("the value domain of the argument of %s() is a single value", agg),
 					  psprintf("Its bounds are %g and %g: declare a wider domain.", lo, hi));
