@@ -465,6 +465,24 @@ CREATE AGGREGATE dp_median(float8, float8, float8) (
 	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
 	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_median_default_final, PARALLEL = SAFE
 );
+-- the unit-bounded form (guard/units.c): at most w values per unit and cell,
+-- counted by dp_pg.bounded_quantile (sensitivity w, split over g cells)
+CREATE FUNCTION dp_pg.unit_values_trans(internal, float8, int8) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_unit_values_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.unit_values_final(internal) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'dp_unit_values_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.unit_values(float8, int8) (
+	SFUNC = dp_pg.unit_values_trans, STYPE = internal, FINALFUNC = dp_pg.unit_values_final
+);
+CREATE FUNCTION dp_pg.bounded_quantile_trans(internal, float8[], float8, float8, float8, dp_mechanism, int8, int8, int4)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_bounded_quantile_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.bounded_quantile_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_bounded_quantile_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_quantile(float8[], float8, float8, float8, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_quantile_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_pg.bounded_quantile_final, PARALLEL = SAFE
+);
 COMMENT ON AGGREGATE dp_quantile(float8, float8, float8, float8, dp_mechanism) IS
 	'private q-quantile of values clamped to [lower, upper]: the exponential mechanism over 1,024 cells, sampled exactly (pure epsilon)';
 COMMENT ON AGGREGATE dp_quantile(float8, float8, float8, float8) IS

@@ -22,12 +22,14 @@ CREATE TABLE qt.t (i int CHECK (i BETWEEN 0 AND 10000), x float8, g int, n numer
 INSERT INTO qt.t SELECT i, i, i % 4, i FROM generate_series(0, 9999) i;
 -- NULLs and NaNs are skipped
 INSERT INTO qt.t VALUES (5000, NULL, 0, NULL), (5000, 'NaN', 0, 'NaN');
-CREATE TABLE qt.u AS SELECT i AS person, i AS x FROM generate_series(1, 100) i;
+CREATE TABLE qt.u AS SELECT i AS person, i::float8 AS x FROM generate_series(1, 100) i;
+CREATE TABLE qt.v AS SELECT i AS person, i::float8 AS x FROM generate_series(1, 100) i;
 RESET ROLE;
 SELECT dp_pg.protect('qt.t');
 SELECT dp_pg.set_public_keys('qt.t', 'g', ARRAY[0, 1, 2, 3]);
 SELECT dp_pg.set_domain('qt.t', 'x', 0, 10000);
 SELECT dp_pg.protect('qt.u', 'person', 1, 1);
+SELECT dp_pg.protect('qt.v', 'person', 1, 3);
 SELECT dp_pg.set_budget('dp_q_an', 1e9, 1e-3);
 CREATE FUNCTION qt.charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
 	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'dp_q_an'::regrole AND kind = 'charge'
@@ -80,6 +82,22 @@ SELECT qt.charges() AS c1 \gset
 SELECT dp_median(x, 0, 10000, 'laplace(epsilon=10)') AS e FROM qt.t WHERE i > 20000 \gset
 SELECT qt.on_lattice(:e, 0, 10000) AS empty_on_lattice, qt.charges() - :c1 AS charges;
 
+-- a table with a privacy unit: each person's values bounded (max_rows_per_unit = 1, one cell),
+-- the sensitivity w = 1; x = 1 .. 100 once per person: the median within 8 (0.1-wide cells)
+SELECT dp_median(x, 0, 100, 'laplace(epsilon=10)') AS um FROM qt.u \gset
+SELECT abs(:um - 50) <= 8 AS unit_median_ok, qt.on_lattice(:um, 0, 100) AS on_lattice;
+-- a person with many rows counts at most max_rows_per_unit of them (here 3): 1,000 rows of 100
+-- for person 1 move the median by at most a few ranks (sensitivity 3: epsilon 30 for the same bound)
+RESET SESSION AUTHORIZATION;
+INSERT INTO qt.v SELECT 1, 100 FROM generate_series(1, 1000);
+SET SESSION AUTHORIZATION dp_q_an;
+SELECT dp_median(x, 0, 100, 'laplace(epsilon=30)') AS vm FROM qt.v \gset
+SELECT abs(:vm - 50) <= 10 AS heavy_person_bounded;
+RESET SESSION AUTHORIZATION;
+SELECT detail->'sites'->0->>'unit_rows' AS rows_per_unit, detail->'sites'->0->>'aggregate' AS aggregate, epsilon
+FROM dp_pg.ledger_entries WHERE role = 'dp_q_an'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
+SET SESSION AUTHORIZATION dp_q_an;
+
 -- what a release costs: epsilon, no delta, rho = epsilon^2 / 2 (pure DP), the exponential mechanism
 RESET SESSION AUTHORIZATION;
 SELECT epsilon, delta, round(rho::numeric, 6) AS rho, detail->'sites'->0->>'aggregate' AS aggregate,
@@ -92,6 +110,13 @@ SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) AS pc, percentile_disc(0.5
        percentile_cont(0.5) WITHIN GROUP (ORDER BY n) AS pcn, min(i) AS mn, max(n) AS mx FROM qt.t \gset
 SELECT abs(:pc - 5000) <= 20 AS cont_ok, abs(:pd - 5000) <= 20 AS disc_ok, abs(:pcn - 5000) <= 20 AS numeric_ok,
        abs(:mn - 500) <= 20 AS min_ok, abs(:mx - 9500) <= 20 AS max_ok;
+-- descending order asks for the (1 - q)-quantile
+SELECT percentile_cont(0.1) WITHIN GROUP (ORDER BY x DESC) AS d90, percentile_disc(0.25) WITHIN GROUP (ORDER BY i DESC) AS d75
+FROM qt.t \gset
+SELECT abs(:d90 - 9000) <= 20 AS desc_cont_ok, abs(:d75 - 7500) <= 20 AS desc_disc_ok;
+-- the widest domain: boundaries stay finite
+SELECT dp_median(x, -1e308, 1e308, 'laplace(epsilon=10)') AS w FROM qt.t \gset
+SELECT :w > -1e308 AND :w < 1e308 AS finite;
 SELECT pg_typeof(percentile_disc(0.5) WITHIN GROUP (ORDER BY i)) AS disc_type, pg_typeof(min(i)) AS min_type,
        pg_typeof(max(n)) AS max_type, pg_typeof(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)) AS cont_type FROM qt.t;
 SELECT site, aggregate, mechanism FROM dp_pg.error_bars('SELECT min(i), percentile_cont(0.9) WITHIN GROUP (ORDER BY x) FROM qt.t');
@@ -107,6 +132,8 @@ SELECT dp_quantile(x, NULL, 0, 10000, 'laplace(epsilon=1)') FROM qt.t;
 SELECT dp_quantile(x, 0.5, 10, 10, 'laplace(epsilon=1)') FROM qt.t;
 SELECT dp_quantile(x, 0.5, 10, 0, 'laplace(epsilon=1)') FROM qt.t;
 SELECT dp_quantile(x, 0.5, 0, 'Infinity', 'laplace(epsilon=1)') FROM qt.t;
+-- bounds a few subnormals apart (no cell width): rejected before the charge
+SELECT dp_quantile(x, 0.5, -5e-324, 5e-324, 'laplace(epsilon=1)') FROM qt.t;
 SELECT dp_quantile(x, 0.5, NULL, 10, 'laplace(epsilon=1)') FROM qt.t;
 SELECT dp_quantile(x, 0.5, 0, 10000, NULL) FROM qt.t;
 SELECT dp_quantile(x, 0.5, 0, 10000, 'laplace(epsilon=1e-300)') FROM qt.t;
@@ -120,8 +147,6 @@ RESET dp_pg.default_mechanism;
 -- several fractions at once, and a column without a value domain
 SELECT percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY x) FROM qt.t;
 SELECT max(g) FROM qt.t;
--- a table with a privacy unit: not yet
-SELECT dp_median(x, 0, 100, 'laplace(epsilon=1)') FROM qt.u;
 \set VERBOSITY default
 SELECT qt.charges() - :c2 AS charges_of_refusals;
 RESET SESSION AUTHORIZATION;
@@ -129,6 +154,7 @@ RESET dp_pg.default_mechanism;
 
 SELECT dp_pg.unprotect('qt.t');
 SELECT dp_pg.unprotect('qt.u');
+SELECT dp_pg.unprotect('qt.v');
 SELECT dp_pg.drop_budget('dp_q_an');
 DROP SCHEMA qt CASCADE;
 DROP ROLE dp_q_owner, dp_q_an;

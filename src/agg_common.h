@@ -55,6 +55,7 @@ extern const DpAggKind dp_quantile_kind;
 extern const DpAggKind dp_quantile_default_kind;
 extern const DpAggKind dp_median_kind;
 extern const DpAggKind dp_median_default_kind;
+extern const DpAggKind dp_bounded_quantile_kind;
 
 /* Throw 22023 for a mechanism error message from the plain-C core. */
 extern DP_NORETURN void DpReportMechanismError(const char *err);

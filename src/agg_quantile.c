@@ -9,6 +9,13 @@
  * The final function draws the released cell boundary exactly, once per
  * group; the answer is one of the N + 1 boundaries whatever the data.
  *
+ * On a table with a privacy unit (guard/units.c) the inner level gives each
+ * (unit, cell) at most w = max_rows_per_unit of its values
+ * (dp_pg.unit_values), and dp_pg.bounded_quantile counts them: a unit moves
+ * every cum_j and the rank asked for by at most w in one of at most g cells,
+ * so the utility's sensitivity is w (gamma = epsilon / (2 w)) and the
+ * mechanism is split over the g cells like the other bounded forms.
+ *
  * Cost: the exponential mechanism with utility sensitivity 1 (a row) and
  * gamma = epsilon / 2 is epsilon-DP; its Renyi divergences are at most
  * min(epsilon, alpha epsilon^2 / 2) (pure DP implies epsilon^2/2-zCDP,
@@ -17,11 +24,14 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "agg_common.h"
@@ -37,6 +47,10 @@ PG_FUNCTION_INFO_V1(dp_quantile_final);
 PG_FUNCTION_INFO_V1(dp_quantile_default_final);
 PG_FUNCTION_INFO_V1(dp_median_final);
 PG_FUNCTION_INFO_V1(dp_median_default_final);
+PG_FUNCTION_INFO_V1(dp_bounded_quantile_trans);
+PG_FUNCTION_INFO_V1(dp_bounded_quantile_final);
+PG_FUNCTION_INFO_V1(dp_unit_values_trans);
+PG_FUNCTION_INFO_V1(dp_unit_values_final);
 
 #define DP_QUANTILE_STATE_MAGIC 0x44505131	/* "DPQ1" */
 
@@ -66,10 +80,13 @@ DpCheckQuantileBounds(const char *aggname, bool lnull, bool unull, double lower,
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the bounds of %s must not be null", aggname)));
-	if (isnan(lower) || isnan(upper) || isinf(lower) || isinf(upper) || !(lower < upper))
+	/* (the half width must be a positive number: a value's cell is computed with it) */
+	if (isnan(lower) || isnan(upper) || isinf(lower) || isinf(upper) || !(lower < upper) ||
+		!(upper / 2.0 - lower / 2.0 >= DBL_MIN))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the bounds of %s must be finite with lower < upper, got [%g, %g]", aggname, lower, upper)));
+				 errmsg("the bounds of %s must be finite with lower < upper, got [%g, %g]", aggname, lower, upper),
+				 errdetail("They must also be at least 4.5e-308 apart (1,024 cells are cut between them).")));
 }
 
 /* Plan a call site: q in [0, 1], the bounds, a pure epsilon mechanism; its cost. */
@@ -169,6 +186,19 @@ const DpAggKind dp_median_default_kind = {
 	.plan = DpQuantilePlan,
 };
 
+/* The bounded form (guard/units.c): (values[], q, lower, upper, mech, weight, rows, groups). */
+const DpAggKind dp_bounded_quantile_kind = {
+	.name = "dp_quantile",
+	.finalfn = dp_bounded_quantile_final,
+	.nargs = 5,
+	.mech_argno = 4,
+	.nconst = 3,
+	.const_argnos = {1, 2, 3},
+	.bounded_extra = 3,
+	.own_cost = true,
+	.plan = DpQuantilePlan,
+};
+
 /* A new state in the aggregate context, bounds checked. */
 static DpQuantileState *
 DpQuantileStateNew(FunctionCallInfo fcinfo, const char *aggname, int lo_arg)
@@ -232,6 +262,92 @@ Datum
 dp_median_trans(PG_FUNCTION_ARGS)
 {
 	return DpQuantileTrans(fcinfo, "dp_median", 2);
+}
+
+/* Transition of dp_pg.bounded_quantile: count each of a (unit, cell)'s values. */
+Datum
+dp_bounded_quantile_trans(PG_FUNCTION_ARGS)
+{
+	DpQuantileState *st = PG_ARGISNULL(0)
+		? DpQuantileStateNew(fcinfo, "dp_quantile", 3)
+		: (DpQuantileState *) PG_GETARG_POINTER(0);
+
+	if (!PG_ARGISNULL(1))
+	{
+		ArrayType  *a = PG_GETARG_ARRAYTYPE_P(1);
+		Datum	   *vals;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(a, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &vals, &nulls, &n);
+		for (int i = 0; i < n; i++)
+		{
+			double		x;
+
+			if (nulls[i])
+				continue;
+			x = DatumGetFloat8(vals[i]);
+			if (likely(!isnan(x)))
+				st->counts[DpQuantileCell(st, x)]++;
+		}
+		pfree(vals);
+		pfree(nulls);
+	}
+	PG_RETURN_POINTER(st);
+}
+
+/* At most w values of a (unit, cell), in the aggregate context. */
+typedef struct DpUnitValues
+{
+	int64		w;
+	int			n;
+	int			cap;
+	double	   *vals;
+} DpUnitValues;
+
+/* Transition of dp_pg.unit_values(x, w): keep the first w values (NULL and NaN skipped). */
+Datum
+dp_unit_values_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = DpAggMemoryContext(fcinfo, "dp_pg.unit_values");
+	DpUnitValues *st = PG_ARGISNULL(0) ? NULL : (DpUnitValues *) PG_GETARG_POINTER(0);
+
+	if (st == NULL)
+	{
+		st = MemoryContextAllocZero(aggcxt, sizeof(DpUnitValues));
+		st->w = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2);
+	}
+	if (!PG_ARGISNULL(1) && st->n < st->w)
+	{
+		double		x = PG_GETARG_FLOAT8(1);
+
+		if (!isnan(x))
+		{
+			if (st->n == st->cap)
+			{
+				int			cap = st->cap == 0 ? 4 : 2 * st->cap;
+
+				st->vals = st->vals == NULL ? MemoryContextAlloc(aggcxt, sizeof(double) * cap)
+					: repalloc(st->vals, sizeof(double) * cap);
+				st->cap = cap;
+			}
+			st->vals[st->n++] = x;
+		}
+	}
+	PG_RETURN_POINTER(st);
+}
+
+Datum
+dp_unit_values_final(PG_FUNCTION_ARGS)
+{
+	DpUnitValues *st = PG_ARGISNULL(0) ? NULL : (DpUnitValues *) PG_GETARG_POINTER(0);
+	Datum	   *d;
+	int			n = st ? st->n : 0;
+
+	d = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		d[i] = Float8GetDatum(st->vals[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(d, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /* Combine: add the counts (the bounds are the query's constants). */
@@ -376,4 +492,10 @@ Datum
 dp_median_default_final(PG_FUNCTION_ARGS)
 {
 	return DpQuantileFinal(fcinfo, &dp_median_default_kind);
+}
+
+Datum
+dp_bounded_quantile_final(PG_FUNCTION_ARGS)
+{
+	return DpQuantileFinal(fcinfo, &dp_bounded_quantile_kind);
 }

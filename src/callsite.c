@@ -130,6 +130,7 @@ static const DpAggKind *const all_kinds[] = {
 	&dp_quantile_default_kind,
 	&dp_median_kind,
 	&dp_median_default_kind,
+	&dp_bounded_quantile_kind,
 };
 
 /* Forget cached aggregate kinds when pg_proc changes. */

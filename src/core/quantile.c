@@ -60,6 +60,27 @@ dp_quantile_gamma(double epsilon, uint64_t w, DpRational *gamma)
 	return gamma->num > 0;
 }
 
+/*
+ * Bernoulli(exp(-gamma k)) exactly, as a product of Bernoulli(exp(-64)) and
+ * one Bernoulli(exp(-rest)), rest < 64: each call stays below the exp(-1)
+ * run bound of sample.c, whose chance of being reached would depend on k
+ * (the data) -- here nothing can fail.
+ */
+static int
+QuantileAccept(DpRng *rng, DpRational gamma, uint64_t k)
+{
+	unsigned __int128 num = (unsigned __int128) gamma.num * k;
+	unsigned __int128 chunk = (unsigned __int128) gamma.den * 64;
+
+	while (num >= chunk)
+	{
+		if (!dp_bernoulli_exp(rng, chunk, gamma.den))
+			return 0;
+		num -= chunk;
+	}
+	return dp_bernoulli_exp(rng, num, gamma.den);
+}
+
 /* See quantile.h. */
 int
 dp_quantile_draw(const uint64_t *counts, int ncells, uint64_t r, DpRational gamma, DpRng *rng, uint64_t *d)
@@ -76,13 +97,19 @@ dp_quantile_draw(const uint64_t *counts, int ncells, uint64_t r, DpRational gamm
 		if (j < ncells)
 			cum += counts[j];
 	}
-	/* (1 - 1/(N+1))^(70 (N+1)) < e^-70 < 2^-100 */
-	for (long i = 0; i < 70L * (ncells + 1); i++)
+	/*
+	 * Always 70 (N + 1) proposals: none accepted has probability below
+	 * (1 - 1/(N+1))^(70 (N+1)) < e^-70; only then go on, up to 2^40
+	 * proposals in all, which fail together with probability below
+	 * e^-(2^40 / (N+1)) -- far below any double, so the release is pure
+	 * epsilon-DP (a failure whose chance depends on the data would add it
+	 * as a delta).
+	 */
+	for (long i = 0; i < 70L * (ncells + 1) || (chosen < 0 && i < (1L << 40)); i++)
 	{
 		int			j = (int) dp_rng_uniform(rng, (uint64_t) ncells + 1);
-		int			accept = dp_bernoulli_exp(rng, (unsigned __int128) gamma.num * (d[j] - dmin), gamma.den);
 
-		if (accept && chosen < 0)
+		if (QuantileAccept(rng, gamma, d[j] - dmin) && chosen < 0)
 			chosen = j;
 	}
 	if (chosen < 0)
@@ -94,9 +121,13 @@ dp_quantile_draw(const uint64_t *counts, int ncells, uint64_t r, DpRational gamm
 double
 dp_quantile_boundary(double lower, double upper, int ncells, int j)
 {
+	double		b;
+
 	if (j <= 0)
 		return lower;
 	if (j >= ncells)
 		return upper;
-	return lower + (upper - lower) * ((double) j / (double) ncells);
+	/* (halves: upper - lower may overflow; finite and within [lower, upper]) */
+	b = 2.0 * (lower / 2.0 + (upper / 2.0 - lower / 2.0) * ((double) j / (double) ncells));
+	return b < lower ? lower : (b > upper ? upper : b);
 }

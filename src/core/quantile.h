@@ -19,9 +19,11 @@
  * the first accepted proposal has exactly the target distribution.  Every
  * proposal is accepted with probability at least 1 / (N + 1) (the best
  * candidate always is), so 70 (N + 1) proposals -- always all of them,
- * whatever the data, so the work does not depend on the data's spread --
- * leave none accepted with probability below e^-70 < 2^-100; that case is
- * dp_core_fail(DP_ERR_ITERATIONS) (never a biased answer).  gamma is
+ * whatever the data, so their number does not depend on the data (each
+ * acceptance test's cost still varies a little with its candidate's
+ * utility) -- leave none accepted with probability below e^-70; then the
+ * proposals go on (2^40 in all: failing is below any double's resolution,
+ * so the release stays pure epsilon-DP).  gamma is
  * epsilon / (2 w) rounded down to a dyadic rational: the mechanism run is
  * never less private than the one charged.
  */

@@ -62,6 +62,7 @@
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
+#include "utils/typcache.h"
 
 #include "agg_common.h"
 #include "callsite.h"
@@ -513,12 +514,30 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 				hi;
 	Expr	   *x;
 
-	/* the quantiles of BI tools: percentile_cont / percentile_disc (q) WITHIN GROUP (ORDER BY x) */
+	/*
+	 * The quantiles of BI tools: percentile_cont / percentile_disc (q)
+	 * WITHIN GROUP (ORDER BY x [ASC | DESC]); descending order asks for the
+	 * (1 - q)-quantile.  Any other ordering operator is not translated.
+	 */
 	if (a->aggkind == AGGKIND_ORDERED_SET && a->aggdistinct == NIL && list_length(a->aggdirectargs) == 1 &&
-		list_length(a->args) == 1 &&
+		list_length(a->args) == 1 && list_length(a->aggorder) == 1 &&
 		(a->aggfnoid == F_PERCENTILE_CONT_FLOAT8_FLOAT8 || a->aggfnoid == F_PERCENTILE_DISC_FLOAT8_ANYELEMENT))
-		return DpTranslateQuantile(t, a, (Expr *) copyObject(linitial(a->aggdirectargs)),
+	{
+		SortGroupClause *sgc = linitial_node(SortGroupClause, a->aggorder);
+		Oid			type = exprType((Node *) linitial_node(TargetEntry, a->args)->expr);
+		TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+		Expr	   *q = (Expr *) copyObject(linitial(a->aggdirectargs));
+
+		if (exprType((Node *) q) != FLOAT8OID)
+			return NULL;
+		if (OidIsValid(tc->gt_opr) && sgc->sortop == tc->gt_opr)
+			q = (Expr *) makeFuncExpr(F_FLOAT8MI, FLOAT8OID, list_make2(DpFloat8Const(1.0), q),
+									  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		else if (!OidIsValid(tc->lt_opr) || sgc->sortop != tc->lt_opr)
+			return NULL;
+		return DpTranslateQuantile(t, a, q,
 								   a->aggfnoid == F_PERCENTILE_CONT_FLOAT8_FLOAT8 ? "percentile_cont" : "percentile_disc");
+	}
 	if (a->aggkind != AGGKIND_NORMAL || a->aggorder != NIL || a->aggdirectargs != NIL)
 		return NULL;
 	switch (a->aggfnoid)

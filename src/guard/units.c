@@ -505,6 +505,32 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 						 list_make2(DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
 						 InvalidOid, outer_filter, false);
 	}
+	else if (kind == &dp_quantile_kind || kind == &dp_quantile_default_kind ||
+			 kind == &dp_median_kind || kind == &dp_median_default_kind)
+	{
+		/* at most r of the unit's values in the cell; counted by the outer bounded_quantile */
+		bool		median = kind->nconst == 2;
+		Oid			inargs[2] = {FLOAT8OID, INT8OID};
+		Oid			argtypes[8] = {FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, mechtype, INT8OID, INT8OID, INT4OID};
+		Aggref	   *vals;
+		AttrNumber	col;
+		List	   *args;
+
+		vals = DpMakeAggref(DpLookupFunc("dp_pg", "unit_values", 2, inargs), FLOAT8ARRAYOID,
+							list_make2(DpAggArg(a, 0), DpInt8Const(r)), InvalidOid, filter, false);
+		col = DpAddColumn(q1, (Expr *) vals, name, false);
+		args = list_make5(makeVar(1, col, FLOAT8ARRAYOID, -1, InvalidOid, 0),
+						  median ? (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(0.5),
+													  false, FLOAT8PASSBYVAL)
+						  : DpAggArg(a, 1),
+						  DpAggArg(a, median ? 1 : 2), DpAggArg(a, median ? 2 : 3), DpAggMechanism(a, kind));
+		args = lappend(args, DpInt8Const(1));
+		args = lappend(args, DpInt8Const(r));
+		args = lappend(args, DpInt4Const(cxt->groups));
+		ba->replacement = (Node *)
+			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_quantile", 8, argtypes), FLOAT8OID, args,
+						 InvalidOid, NULL, false);
+	}
 	else
 		elog(ERROR, "dp_pg: no bounded form of %s", kind->name);
 }
@@ -957,16 +983,6 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 						  "dp_pg writes them itself.");
 		if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind || kind == &dp_histogram_keys_kind)
 			has_histogram = true;
-		if (kind == &dp_quantile_kind || kind == &dp_quantile_default_kind ||
-			kind == &dp_median_kind || kind == &dp_median_default_kind)
-		{
-			DpLedgerNoteRefusal("dp_quantile on a table with a privacy unit", ERRCODE_FEATURE_NOT_SUPPORTED);
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("%s is not available yet on a table with a privacy unit", kind->name),
-					 errdetail("Its contribution per unit is not bounded yet; on a table without a privacy unit each row is one person."),
-					 errhint("Nothing was charged.")));
-		}
 		foreach(lc2, distinct)
 			if (equal(lfirst(lc2), a))
 				dup = true;
