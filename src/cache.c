@@ -346,6 +346,28 @@ DpChangeTrigger(Relation rel)
 }
 
 /*
+ * The xmin of the row of catalog catid whose attribute attno (the first
+ * column of index indexid) is key, or InvalidTransactionId if there is none.
+ */
+static TransactionId
+DpCatalogRowXmin(Oid catid, Oid indexid, AttrNumber attno, Oid key)
+{
+	Relation	rel = table_open(catid, AccessShareLock);
+	ScanKeyData skey;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	TransactionId xmin = InvalidTransactionId;
+
+	ScanKeyInit(&skey, attno, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(key));
+	scan = systable_beginscan(rel, indexid, true, NULL, 1, &skey);
+	if (HeapTupleIsValid(tup = systable_getnext(scan)))
+		xmin = HeapTupleHeaderGetRawXmin(tup->t_data);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return xmin;
+}
+
+/*
  * The xmin of trigger trigoid's pg_trigger row: it changes whenever the
  * trigger is disabled, enabled or replaced, so writes made while it did
  * not fire can never leave an answer servable.
@@ -353,19 +375,7 @@ DpChangeTrigger(Relation rel)
 static TransactionId
 DpTriggerXmin(Oid trigoid)
 {
-	Relation	rel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	TransactionId xmin = InvalidTransactionId;
-
-	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(trigoid));
-	scan = systable_beginscan(rel, TriggerOidIndexId, true, NULL, 1, &key);
-	if (HeapTupleIsValid(tup = systable_getnext(scan)))
-		xmin = HeapTupleHeaderGetRawXmin(tup->t_data);
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return xmin;
+	return DpCatalogRowXmin(TriggerRelationId, TriggerOidIndexId, Anum_pg_trigger_oid, trigoid);
 }
 
 /* True if rel has a row-level security policy other than protect()'s own two. */
@@ -463,17 +473,8 @@ DpPlanKeyable(const char *text)
 static bool
 DpSubscribed(Oid relid)
 {
-	Relation	rel = table_open(SubscriptionRelRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	bool		found;
-
-	ScanKeyInit(&key, Anum_pg_subscription_rel_srrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, SubscriptionRelSrrelidSrsubidIndexId, true, NULL, 1, &key);
-	found = HeapTupleIsValid(systable_getnext(scan));
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return found;
+	return TransactionIdIsValid(DpCatalogRowXmin(SubscriptionRelRelationId, SubscriptionRelSrrelidSrsubidIndexId,
+												 Anum_pg_subscription_rel_srrelid, relid));
 }
 
 /* ------------------------------------------------------------------------

@@ -172,3 +172,16 @@ dp_ledger_db() {
 dp_cluster_stop() {
 	dp_as_pg "$DP_PGBIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
 }
+
+# Latency percentiles of one pgbench session against the cluster in $SCRATCH
+# on $DP_PORT (benchmarks): dp_bench_latency USER SCRIPT TAG [SECONDS]; SCRIPT
+# is $SCRATCH/SCRIPT.sql; SECONDS defaults to $SECONDS_PER_RUN.  Percentiles
+# come from pgbench's per-transaction log (column 3: microseconds).
+dp_bench_latency() {
+	local user=$1 script=$2 tag=$3 secs=${4:-$SECONDS_PER_RUN}
+	rm -f "$SCRATCH"/pgbench_log.*
+	(cd "$SCRATCH" && dp_as_pg "$DP_PGBIN/pgbench" -n -h "$SCRATCH" -p "$DP_PORT" -U "$user" -c 1 -T "$secs" \
+		-f "$SCRATCH/$script.sql" -l postgres >/dev/null 2>&1)
+	cat "$SCRATCH"/pgbench_log.* | awk '{print $3}' | sort -n |
+		awk -v tag="$tag" '{a[NR]=$1} END {printf "%-60s n=%-7d p50=%.3f ms  p99=%.3f ms\n", tag, NR, a[int(NR*0.5)]/1000, a[int(NR*0.99)]/1000}'
+}

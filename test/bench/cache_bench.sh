@@ -57,14 +57,7 @@ q copy_plain "INSERT INTO w_plain SELECT g, g FROM generate_series(1, 10000) g;"
 dp_psql "$SCRATCH" "$DP_PORT" postgres -c "SELECT dp_pg.set_domain('big', 'amount', 0, 1000); SELECT dp_pg.set_domain('small', 'amount', 0, 1000);" >/dev/null
 dp_psql "$SCRATCH" "$DP_PORT" postgres -c "GRANT INSERT ON w_plain TO PUBLIC" >/dev/null
 
-latency() {
-	local user=$1 script=$2 tag=$3 secs=${4:-$SECONDS_PER_RUN}
-	rm -f "$SCRATCH"/pgbench_log.*
-	(cd "$SCRATCH" && dp_as_pg "$DP_PGBIN/pgbench" -n -h "$SCRATCH" -p "$DP_PORT" -U "$user" -c 1 -T "$secs" \
-		-f "$SCRATCH/$script.sql" -l postgres >/dev/null 2>&1)
-	cat "$SCRATCH"/pgbench_log.* | awk '{print $3}' | sort -n |
-		awk -v tag="$tag" '{a[NR]=$1} END {printf "%-60s n=%-7d p50=%.3f ms  p99=%.3f ms\n", tag, NR, a[int(NR*0.5)]/1000, a[int(NR*0.99)]/1000}'
-}
+latency() { dp_bench_latency "$@"; }
 # the first run of each (the release) is not in the served figures: pgbench's first
 # transaction is the miss, every later one a hit
 latency ana tile_big "tile, 10M rows, served from the cache (analyst)"

@@ -58,15 +58,7 @@ q bi_countif "SELECT SUM(CASE WHEN region = 'a' THEN 1 ELSE 0 END) AS count_wher
 q catalog "SELECT c.relname, c.reltuples, pg_relation_size(c.oid) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace;"
 q one "SELECT 1;"
 
-# latency percentiles from pgbench's per-transaction log (column 3: microseconds)
-latency() {
-	local user=$1 script=$2 tag=$3
-	rm -f "$SCRATCH"/pgbench_log.*
-	(cd "$SCRATCH" && dp_as_pg "$DP_PGBIN/pgbench" -n -h "$SCRATCH" -p "$DP_PORT" -U "$user" -c 1 -T "$SECONDS_PER_RUN" \
-		-f "$SCRATCH/$script.sql" -l postgres >/dev/null 2>&1)
-	cat "$SCRATCH"/pgbench_log.* | awk '{print $3}' | sort -n |
-		awk -v tag="$tag" '{a[NR]=$1} END {printf "%-52s n=%-7d p50=%.3f ms  p99=%.3f ms\n", tag, NR, a[int(NR*0.5)]/1000, a[int(NR*0.99)]/1000}'
-}
+latency() { dp_bench_latency "$@"; }
 latency ana count "dp_count, analyst (guard + charge)"
 latency trusted count "dp_count, trusted role (no guard, no charge)"
 latency ana group "GROUP BY + partition selection, analyst"
