@@ -98,7 +98,7 @@ SELECT detail->'sites'->0->>'unit_rows' AS rows_per_unit, detail->'sites'->0->>'
 FROM dp_pg.ledger_entries WHERE role = 'dp_q_an'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
 SET SESSION AUTHORIZATION dp_q_an;
 
--- what a release costs: epsilon, no delta, rho = epsilon^2 / 2 (pure DP), the exponential mechanism
+-- what a release costs: epsilon, no delta, rho = epsilon^2 / 8 (bounded range), the exponential mechanism
 RESET SESSION AUTHORIZATION;
 SELECT epsilon, delta, round(rho::numeric, 6) AS rho, detail->'sites'->0->>'aggregate' AS aggregate,
        detail->'sites'->0->>'mechanism' AS mechanism, round((detail->'sites'->0->'rdp'->>0)::numeric, 6) AS rdp_first

@@ -16,11 +16,13 @@
  * so the utility's sensitivity is w (gamma = epsilon / (2 w)) and the
  * mechanism is split over the g cells like the other bounded forms.
  *
- * Cost: the exponential mechanism with utility sensitivity 1 (a row) and
- * gamma = epsilon / 2 is epsilon-DP; its Renyi divergences are at most
- * min(epsilon, alpha epsilon^2 / 2) (pure DP implies epsilon^2/2-zCDP,
- * Bun-Steinke 2016), which is what the ledger records.  Only a pure
- * epsilon mechanism (laplace(epsilon=E)) names it.
+ * Cost: the exponential mechanism with utility sensitivity w and gamma =
+ * epsilon / (2 w) is epsilon-DP, and epsilon-bounded-range (the privacy
+ * loss of any output lies in an interval of length gamma * 2w = epsilon,
+ * Durfee-Rogers 2019), hence epsilon^2/8-zCDP (Cesar-Rogers 2021); its Renyi
+ * divergences are at most min(epsilon, alpha epsilon^2 / 8), which is what
+ * the ledger records.  Only a pure epsilon mechanism (laplace(epsilon=E))
+ * names it.
  */
 #include "postgres.h"
 
@@ -128,13 +130,13 @@ DpQuantilePlan(DpCallSite *site, Datum *values, bool *isnull)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the epsilon of %s is out of range: %g", name, eps)));
 	site->extra = qs;
-	/* the cost of one release: epsilon-DP, its Renyi curve min(epsilon, alpha epsilon^2 / 2) */
+	/* the cost of one release: epsilon-DP, epsilon^2/8-zCDP: Renyi curve min(epsilon, alpha epsilon^2 / 8) */
 	memset(&site->cost, 0, sizeof(site->cost));
 	site->cost.epsilon = eps;
 	site->cost.delta = 0.0;
-	site->cost.rho = nextafter(eps * eps / 2.0, INFINITY);
+	site->cost.rho = nextafter(eps * eps / 8.0, INFINITY);
 	for (int i = 0; i < DP_RDP_NALPHAS; i++)
-		site->cost.rdp[i] = Min(eps, nextafter(DP_RDP_ALPHAS[i] * eps * eps / 2.0, INFINITY));
+		site->cost.rdp[i] = Min(eps, nextafter(DP_RDP_ALPHAS[i] * eps * eps / 8.0, INFINITY));
 	memset(&site->plan, 0, sizeof(site->plan));
 	site->plan.epsilon = eps;
 	site->plan.variance = NAN;
