@@ -122,6 +122,38 @@ is($s1->safe_psql('postgres', q{SELECT count(*) FROM dp_pg.ledger WHERE kind = '
 }
 is($s1->safe_psql('postgres', q{SELECT count(*) FROM pub}, extra_params => [ '-U', 'ana' ]), 10,
 	'plain queries on public tables run on a standby');
+# the answer cache on a standby (src/cache.c): served again uncharged from the standby's own
+# entries; a write on the primary, once replayed, makes the next run a new, charged release
+{
+	$primary->safe_psql('postgres', q{
+		CREATE ROLE cacher LOGIN;
+		ALTER ROLE cacher SET dp_pg.answer_cache = on;
+		SELECT dp_pg.set_budget('cacher', 1000, 1e-6);
+	});
+	$primary->wait_for_catchup($s2);
+	$s2->poll_query_until('postgres', q{SELECT count(*) = 1 FROM dp_pg.budgets WHERE role = 'cacher'::regrole})
+	  or die 'standby2 does not know the budget';
+	my $cq = q{SELECT dp_count(id, 'laplace(epsilon=0.5)') FROM t WHERE k = 1; SELECT bool_and(from_cache) FROM dp_pg.last_releases};
+	my @runs;
+	for my $i (1 .. 3)
+	{
+		if ($i == 3)
+		{
+			$primary->safe_psql('postgres', q{INSERT INTO t VALUES (5001, 1)});
+			$primary->wait_for_catchup($s2);
+		}
+		my $before = charges($primary, 'cacher');
+		my ($ret, $out, $err) = q_as($s2, 'cacher', $cq);
+		my @l = split /\n/, $out;
+		push @runs, { ok => $ret == 0, answer => $l[0], served => ($l[-1] // '') eq 't',
+			charged => charges($primary, 'cacher') - $before };
+	}
+	ok($runs[0]{ok} && !$runs[0]{served} && $runs[0]{charged} == 1, 'standby2: the first run is a charged release');
+	ok($runs[1]{ok} && $runs[1]{served} && $runs[1]{charged} == 0 && $runs[1]{answer} eq $runs[0]{answer},
+		'standby2: the identical query is served again, uncharged, with the same answer');
+	ok($runs[2]{ok} && !$runs[2]{served} && $runs[2]{charged} == 1,
+		'standby2: after a write replayed from the primary, a new charged release');
+}
 # budget administration happens on the primary
 {
 	my ($ret, $out, $err) = $s1->psql('postgres', q{SELECT dp_pg.set_budget('ana', 5, 1e-6)});
