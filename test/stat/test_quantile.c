@@ -21,19 +21,10 @@
 #include <string.h>
 
 #include "quantile.h"
+#include "stat.h"
 #include "tap.h"
 
-#define STAT_Z 6.5
 #define NDRAWS 200000
-
-static double
-chi2_threshold(int df)
-{
-	double		a = 2.0 / (9.0 * df);
-	double		b = 1.0 - a + STAT_Z * sqrt(a);
-
-	return df * b * b * b;
-}
 
 typedef int (*Drawer) (const uint64_t *counts, int n, uint64_t r, DpRational g, DpRng *rng, uint64_t *work);
 
