@@ -178,7 +178,6 @@ static TimestampTz last_at = 0;
 /* Tables whose change this transaction has noted (reset at its end and at a subtransaction abort). */
 static Oid	noted[32];
 static int	nnoted = 0;
-static bool noted_overflow = false;
 
 /* ------------------------------------------------------------------------
  * Data changes
@@ -192,7 +191,6 @@ DpCacheXactCallback(XactEvent event, void *arg)
 		event == XACT_EVENT_PREPARE)
 	{
 		nnoted = 0;
-		noted_overflow = false;
 	}
 }
 
@@ -203,7 +201,6 @@ DpCacheSubXactCallback(SubXactEvent event, SubTransactionId mySubid, SubTransact
 	if (event == SUBXACT_EVENT_ABORT_SUB)
 	{
 		nnoted = 0;
-		noted_overflow = false;
 	}
 }
 
@@ -259,10 +256,9 @@ DpNoteChange(Oid relid)
 		SetUserIdAndSecContext(save_userid, save_sec);
 	}
 	PG_END_TRY();
+	/* (beyond the array a table is noted again: only slower) */
 	if (nnoted < lengthof(noted))
 		noted[nnoted++] = relid;
-	else
-		noted_overflow = true;	/* (noting again is only slower) */
 }
 
 /*
