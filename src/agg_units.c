@@ -90,6 +90,7 @@ typedef struct DpCellAcc
 /* What one call site's cells look like, and its seed: per execution. */
 typedef struct DpCellShape
 {
+	int32		magic;			/* DP_UNIT_CELLS_MAGIC */
 	int32		groups;			/* g */
 	int			nkeys;
 	int			naccs;
@@ -99,9 +100,16 @@ typedef struct DpCellShape
 	Oid			unit_collation;
 	uint64		seed;
 	bool		broken;			/* test builds: priorities of the keys alone */
+	Size		acc_start;		/* offset of the accumulators in a cell */
+	Size		acc_off[DP_UNIT_MAX_FIELDS];	/* each one's, from acc_start */
+	Size		accbytes;		/* all of them */
 	Size		cellsize;
 } DpCellShape;
 
+/*
+ * An accumulator: 8 bytes (a count, a float sum or min), or 16 for an
+ * integer sum (low, high 64 bits) — only integer sums touch hi.
+ */
 typedef struct DpAcc
 {
 	union
@@ -128,49 +136,78 @@ DpAccAddInt(DpAcc *a, int64 x)
 	a->hi = (int64) (v >> 64);
 }
 
-/* One kept cell: its priority, keys (nkeys each) and accumulators (naccs). */
-typedef struct DpCell
-{
-	uint64		prio;
-	/* Datum keys[nkeys]; bool nulls[nkeys], any[naccs] (padded); DpAcc accs[naccs] */
-	char		data[FLEXIBLE_ARRAY_MEMBER];
-} DpCell;
+/*
+ * One kept cell, shape->cellsize bytes: Datum keys[nkeys]; bool nulls[nkeys],
+ * any[naccs] (padded); the accumulators.  No priority is stored: it is
+ * recomputed from the unit's hash and the keys when a full unit meets a new
+ * cell (a unit with more than g cells), which keeps the per-unit state small
+ * — what decides how many units fit in work_mem before hash aggregation
+ * spills.
+ */
+typedef char DpCell;
 
+/*
+ * A unit's state: this header with its cells right after it, in one chunk
+ * that grows (repalloc) as cells are admitted.  16 bytes, so a unit with two
+ * one-key count cells takes a 64-byte chunk.
+ */
 typedef struct DpUnitCells
 {
-	int32		magic;
-	int			ncells;
-	int			capacity;
-	uint64		unit_hash;
+	int32		ncells;
+	uint32		unit_hash;		/* 32 bits of the unit's keyed hash */
 	DpCellShape *shape;
-	char	   *cells;			/* capacity cells of shape->cellsize bytes */
+	char		cells[FLEXIBLE_ARRAY_MEMBER];	/* ncells cells */
 } DpUnitCells;
 
 #define DpCellAt(st, i) ((DpCell *) ((st)->cells + (Size) (i) * (st)->shape->cellsize))
+#define DpUnitCellsSize(sh, n) (offsetof(DpUnitCells, cells) + (Size) (n) * (sh)->cellsize)
 
 static inline Datum *
 DpCellKeys(DpCell *c)
 {
-	return (Datum *) c->data;
+	return (Datum *) c;
 }
 
 static inline bool *
 DpCellNulls(DpCell *c, const DpCellShape *sh)
 {
-	return (bool *) (c->data + sizeof(Datum) * sh->nkeys);
+	return (bool *) (c + sizeof(Datum) * sh->nkeys);
+}
+
+static inline char *
+DpCellAccBytes(DpCell *c, const DpCellShape *sh)
+{
+	return c + sh->acc_start;
 }
 
 static inline DpAcc *
-DpCellAccs(DpCell *c, const DpCellShape *sh)
+DpCellAccAt(DpCell *c, const DpCellShape *sh, int i)
 {
-	return (DpAcc *) (c->data + MAXALIGN(sizeof(Datum) * sh->nkeys + sh->nkeys + sh->naccs));
+	return (DpAcc *) (c + sh->acc_start + sh->acc_off[i]);
 }
 
 /* Per accumulator: was a value added (else its aggregate is NULL)? */
 static inline bool *
 DpCellAny(DpCell *c, const DpCellShape *sh)
 {
-	return (bool *) (c->data + sizeof(Datum) * sh->nkeys + sh->nkeys);
+	return (bool *) (c + sizeof(Datum) * sh->nkeys + sh->nkeys);
+}
+
+/* The layout of a cell of the shape (its keys and accumulators set). */
+static void
+DpShapeLayout(DpCellShape *sh)
+{
+	Size		off = 0;
+
+	sh->magic = DP_UNIT_CELLS_MAGIC;
+	sh->acc_start = MAXALIGN(sizeof(Datum) * sh->nkeys + sh->nkeys + sh->naccs);
+	for (int i = 0; i < sh->naccs; i++)
+	{
+		sh->acc_off[i] = off;
+		off += (sh->accs[i].kind == DP_ACC_ISUM || sh->accs[i].kind == DP_ACC_LSUM) ? sizeof(DpAcc) : sizeof(int64);
+	}
+	sh->accbytes = off;
+	sh->cellsize = MAXALIGN(sh->acc_start + off);
 }
 
 /* splitmix64's finalizer: a bijection that mixes all bits. */
@@ -357,8 +394,7 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 	if (argno != nargs)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("dp_pg.unit_cells: %d arguments do not match spec \"%s\"", nargs, spec)));
-	sh->cellsize = MAXALIGN(offsetof(DpCell, data) + MAXALIGN(sizeof(Datum) * sh->nkeys + sh->nkeys + sh->naccs) +
-							sizeof(DpAcc) * sh->naccs);
+	DpShapeLayout(sh);
 	/*
 	 * The seed of the execution: dp_pg.unit_seed(), bound to one value per
 	 * execution before it starts (callsite.c), so that the workers of a
@@ -425,19 +461,19 @@ DpCellCompare(const DpCellShape *sh, uint64 prio_a, const Datum *ka, const bool 
 static void
 DpAccumulate(const DpCellShape *sh, DpCell *c, FunctionCallInfo fcinfo)
 {
-	DpAcc	   *acc = DpCellAccs(c, sh);
 	bool	   *any = DpCellAny(c, sh);
 
 	for (int i = 0; i < sh->naccs; i++)
 	{
 		const DpCellAcc *a = &sh->accs[i];
+		DpAcc	   *acc = DpCellAccAt(c, sh, i);
 		int			f = a->filter_argno;
 
 		if (f >= 0 && (PG_ARGISNULL(f) || !PG_GETARG_BOOL(f)))
 			continue;
 		if (a->kind == DP_ACC_COUNT_STAR)
 		{
-			acc[i].u.n++;
+			acc->u.n++;
 			continue;
 		}
 		if (PG_ARGISNULL(a->argno))
@@ -445,25 +481,25 @@ DpAccumulate(const DpCellShape *sh, DpCell *c, FunctionCallInfo fcinfo)
 		switch (a->kind)
 		{
 			case DP_ACC_COUNT:
-				acc[i].u.n++;
+				acc->u.n++;
 				break;
 			case DP_ACC_FSUM:
 				/* IEEE addition as dp_pg.unit_float_sum: no overflow ERROR */
-				acc[i].u.f = any[i] ? acc[i].u.f + PG_GETARG_FLOAT8(a->argno) : PG_GETARG_FLOAT8(a->argno);
+				acc->u.f = any[i] ? acc->u.f + PG_GETARG_FLOAT8(a->argno) : PG_GETARG_FLOAT8(a->argno);
 				break;
 			case DP_ACC_FMIN:
 				{
 					float8		x = PG_GETARG_FLOAT8(a->argno);
 
-					if (!any[i] || float8_lt(x, acc[i].u.f))
-						acc[i].u.f = x;
+					if (!any[i] || float8_lt(x, acc->u.f))
+						acc->u.f = x;
 				}
 				break;
 			case DP_ACC_ISUM:
-				DpAccAddInt(&acc[i], a->int2 ? PG_GETARG_INT16(a->argno) : PG_GETARG_INT32(a->argno));
+				DpAccAddInt(acc, a->int2 ? PG_GETARG_INT16(a->argno) : PG_GETARG_INT32(a->argno));
 				break;
 			case DP_ACC_LSUM:
-				DpAccAddInt(&acc[i], PG_GETARG_INT64(a->argno));
+				DpAccAddInt(acc, PG_GETARG_INT64(a->argno));
 				break;
 		}
 		any[i] = true;
@@ -482,17 +518,13 @@ DpCellFreeKeys(const DpCellShape *sh, DpCell *c)
 			pfree(DatumGetPointer(ck[i]));
 }
 
-/* A new state for the shape, in cxt (header and the first cells in one chunk). */
+/* A new state for the shape, in cxt, with room for one cell. */
 static DpUnitCells *
-DpUnitCellsNew(DpCellShape *sh, MemoryContext cxt, uint64 unit_hash)
+DpUnitCellsNew(DpCellShape *sh, MemoryContext cxt, uint32 unit_hash)
 {
-	int			cap = Min(sh->groups, 4);
-	DpUnitCells *st = MemoryContextAllocZero(cxt, MAXALIGN(sizeof(DpUnitCells)) + sh->cellsize * cap);
+	DpUnitCells *st = MemoryContextAllocZero(cxt, DpUnitCellsSize(sh, 1));
 
-	st->magic = DP_UNIT_CELLS_MAGIC;
 	st->shape = sh;
-	st->capacity = cap;
-	st->cells = (char *) st + MAXALIGN(sizeof(DpUnitCells));
 	st->unit_hash = unit_hash;
 	return st;
 }
@@ -515,9 +547,9 @@ DpFindCell(DpUnitCells *st, const Datum *keys, const bool *nulls)
 
 /* The priority of a unit's cell: a keyed hash of (unit, keys). */
 static uint64
-DpCellPriority(const DpCellShape *sh, uint64 unit_hash, const Datum *keys, const bool *nulls)
+DpCellPriority(const DpCellShape *sh, uint32 unit_hash, const Datum *keys, const bool *nulls)
 {
-	uint64		prio = unit_hash;
+	uint64		prio = DpMix64(unit_hash);
 
 	for (int i = 0; i < sh->nkeys; i++)
 	{
@@ -532,29 +564,26 @@ DpCellPriority(const DpCellShape *sh, uint64 unit_hash, const Datum *keys, const
 }
 
 /*
- * Offer a cell that is not held: it takes a free place, or replaces the
- * held cell of greatest (priority, keys) if it is less than that one.  The
- * zeroed cell to accumulate into, with keys copied into aggcxt; NULL if the
- * cell is not kept.
+ * Offer a cell that is not held: it takes a free place (the state grows by
+ * one cell, so *stp may move), or replaces the held cell of greatest
+ * (priority, keys) if it is less than that one.  The zeroed cell to
+ * accumulate into, with keys copied into keycxt; NULL if the cell is not
+ * kept.  Priorities are computed only here, when the unit is full.
  */
 static DpCell *
-DpOfferCell(DpUnitCells *st, uint64 prio, const Datum *keys, const bool *nulls, MemoryContext aggcxt)
+DpOfferCell(DpUnitCells **stp, const Datum *keys, const bool *nulls, MemoryContext keycxt)
 {
+	DpUnitCells *st = *stp;
 	const DpCellShape *sh = st->shape;
 	DpCell	   *c;
 
 	if (st->ncells < sh->groups)
 	{
-		if (st->ncells == st->capacity)
+		/* the first cell has its room already; repalloc keeps a chunk that fits */
+		if (st->ncells > 0)
 		{
-			int			cap = Min(st->capacity * 2, sh->groups);
-			char	   *cells = MemoryContextAllocZero(aggcxt, sh->cellsize * cap);
-
-			memcpy(cells, st->cells, sh->cellsize * st->capacity);
-			if (st->cells != (char *) st + MAXALIGN(sizeof(DpUnitCells)))
-				pfree(st->cells);
-			st->cells = cells;
-			st->capacity = cap;
+			st = repalloc(st, DpUnitCellsSize(sh, st->ncells + 1));
+			*stp = st;
 		}
 		c = DpCellAt(st, st->ncells);
 		st->ncells++;
@@ -562,23 +591,28 @@ DpOfferCell(DpUnitCells *st, uint64 prio, const Datum *keys, const bool *nulls, 
 	else
 	{
 		int			worst = 0;
+		uint64		worst_prio = 0;
+		uint64		prio = DpCellPriority(sh, st->unit_hash, keys, nulls);
 
-		for (int i = 1; i < st->ncells; i++)
+		for (int i = 0; i < st->ncells; i++)
 		{
 			DpCell	   *a = DpCellAt(st, i);
 			DpCell	   *w = DpCellAt(st, worst);
+			uint64		a_prio = DpCellPriority(sh, st->unit_hash, DpCellKeys(a), DpCellNulls(a, sh));
 
-			if (DpCellCompare(sh, a->prio, DpCellKeys(a), DpCellNulls(a, sh),
-							  w->prio, DpCellKeys(w), DpCellNulls(w, sh)) > 0)
+			if (i == 0 || DpCellCompare(sh, a_prio, DpCellKeys(a), DpCellNulls(a, sh),
+										worst_prio, DpCellKeys(w), DpCellNulls(w, sh)) > 0)
+			{
 				worst = i;
+				worst_prio = a_prio;
+			}
 		}
 		c = DpCellAt(st, worst);
-		if (DpCellCompare(sh, prio, keys, nulls, c->prio, DpCellKeys(c), DpCellNulls(c, sh)) >= 0)
+		if (DpCellCompare(sh, prio, keys, nulls, worst_prio, DpCellKeys(c), DpCellNulls(c, sh)) >= 0)
 			return NULL;		/* never kept: its rows are dropped */
 		DpCellFreeKeys(sh, c);
-		memset(c, 0, sh->cellsize);
 	}
-	c->prio = prio;
+	memset(c, 0, sh->cellsize);
 	for (int i = 0; i < sh->nkeys; i++)
 	{
 		DpCellNulls(c, sh)[i] = nulls[i];
@@ -586,13 +620,23 @@ DpOfferCell(DpUnitCells *st, uint64 prio, const Datum *keys, const bool *nulls, 
 			DpCellKeys(c)[i] = keys[i];
 		else
 		{
-			MemoryContext old = MemoryContextSwitchTo(aggcxt);
+			MemoryContext old = MemoryContextSwitchTo(keycxt);
 
 			DpCellKeys(c)[i] = datumCopy(keys[i], false, sh->keys[i].typlen);
 			MemoryContextSwitchTo(old);
 		}
 	}
 	return c;
+}
+
+/* 32 bits of the unit's keyed hash (argument 4; 0 for a NULL unit or the broken control). */
+static uint32
+DpUnitHash(const DpCellShape *sh, FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(4) || sh->broken)
+		return 0;
+	return (uint32) DatumGetUInt64(FunctionCall2Coll((FmgrInfo *) &sh->unit_hash, sh->unit_collation,
+													 PG_GETARG_DATUM(4), UInt64GetDatum(sh->seed)));
 }
 
 PG_FUNCTION_INFO_V1(dp_unit_cells_trans);
@@ -618,9 +662,7 @@ dp_unit_cells_trans(PG_FUNCTION_ARGS)
 						errmsg("dp_pg.unit_cells_trans called in non-aggregate context")));
 	sh = DpCellShapeOf(fcinfo);
 	if (PG_ARGISNULL(0))
-		st = DpUnitCellsNew(sh, aggcxt, PG_ARGISNULL(4) || sh->broken ? 0 :
-							DatumGetUInt64(FunctionCall2Coll(&sh->unit_hash, sh->unit_collation,
-															 PG_GETARG_DATUM(4), UInt64GetDatum(sh->seed))));
+		st = DpUnitCellsNew(sh, aggcxt, DpUnitHash(sh, fcinfo));
 	else
 		st = (DpUnitCells *) PG_GETARG_POINTER(0);
 
@@ -632,7 +674,7 @@ dp_unit_cells_trans(PG_FUNCTION_ARGS)
 	/* a held cell accumulates; a new one is offered a place */
 	c = DpFindCell(st, keys, nulls);
 	if (c == NULL)
-		c = DpOfferCell(st, DpCellPriority(sh, st->unit_hash, keys, nulls), keys, nulls, aggcxt);
+		c = DpOfferCell(&st, keys, nulls, aggcxt);
 	if (c != NULL)
 		DpAccumulate(sh, c, fcinfo);
 	PG_RETURN_POINTER(st);
@@ -642,34 +684,35 @@ dp_unit_cells_trans(PG_FUNCTION_ARGS)
 static void
 DpMergeAccs(const DpCellShape *sh, DpCell *ca, DpCell *cb)
 {
-	DpAcc	   *a = DpCellAccs(ca, sh);
-	const DpAcc *b = DpCellAccs(cb, sh);
 	bool	   *aany = DpCellAny(ca, sh);
 	const bool *bany = DpCellAny(cb, sh);
 
 	for (int i = 0; i < sh->naccs; i++)
 	{
+		DpAcc	   *a = DpCellAccAt(ca, sh, i);
+		const DpAcc *b = DpCellAccAt(cb, sh, i);
+
 		switch (sh->accs[i].kind)
 		{
 			case DP_ACC_COUNT_STAR:
 			case DP_ACC_COUNT:
-				a[i].u.n += b[i].u.n;
+				a->u.n += b->u.n;
 				break;
 			case DP_ACC_FSUM:
 				if (bany[i])
-					a[i].u.f = aany[i] ? a[i].u.f + b[i].u.f : b[i].u.f;
+					a->u.f = aany[i] ? a->u.f + b->u.f : b->u.f;
 				break;
 			case DP_ACC_FMIN:
-				if (bany[i] && (!aany[i] || float8_lt(b[i].u.f, a[i].u.f)))
-					a[i].u.f = b[i].u.f;
+				if (bany[i] && (!aany[i] || float8_lt(b->u.f, a->u.f)))
+					a->u.f = b->u.f;
 				break;
 			case DP_ACC_ISUM:
 			case DP_ACC_LSUM:
 				{
-					int128		v = DpAccInt(&a[i]) + DpAccInt(&b[i]);
+					int128		v = DpAccInt(a) + DpAccInt(b);
 
-					a[i].u.lo = (uint64) v;
-					a[i].hi = (int64) (v >> 64);
+					a->u.lo = (uint64) v;
+					a->hi = (int64) (v >> 64);
 				}
 				break;
 		}
@@ -710,7 +753,7 @@ dp_unit_cells_combine(PG_FUNCTION_ARGS)
 		DpCell	   *ca = DpFindCell(a, DpCellKeys(cb), DpCellNulls(cb, sh));
 
 		if (ca == NULL)
-			ca = DpOfferCell(a, cb->prio, DpCellKeys(cb), DpCellNulls(cb, sh), aggcxt);
+			ca = DpOfferCell(&a, DpCellKeys(cb), DpCellNulls(cb, sh), aggcxt);
 		if (ca != NULL)
 			DpMergeAccs(sh, ca, cb);
 	}
@@ -720,7 +763,8 @@ dp_unit_cells_combine(PG_FUNCTION_ARGS)
 /*
  * Serialized state: a header that names the shape (groups, seed, key types
  * and collations, accumulator kinds), then the unit's hash, the cells'
- * count and per cell its priority, keys (datumSerialize) and accumulators.
+ * count and per cell its accumulators (as held), their any flags and its
+ * keys (datumSerialize).
  */
 typedef struct DpCellsWireHeader
 {
@@ -756,12 +800,12 @@ dp_unit_cells_serialize(PG_FUNCTION_ARGS)
 	h.nkeys = sh->nkeys;
 	h.naccs = sh->naccs;
 	h.broken = sh->broken;
-	size = VARHDRSZ + sizeof(h) + sh->nkeys * (sizeof(Oid) * 2) + sh->naccs * 2 + sizeof(uint64) + sizeof(int32);
+	size = VARHDRSZ + sizeof(h) + sh->nkeys * (sizeof(Oid) * 2) + sh->naccs * 2 + sizeof(uint32) + sizeof(int32);
 	for (int i = 0; i < st->ncells; i++)
 	{
 		DpCell	   *c = DpCellAt(st, i);
 
-		size += sizeof(uint64) + (sizeof(DpAcc) + 1) * sh->naccs;
+		size += sh->accbytes + sh->naccs;
 		for (int k = 0; k < sh->nkeys; k++)
 			size += datumEstimateSpace(DpCellKeys(c)[k], DpCellNulls(c, sh)[k], sh->keys[k].typbyval, sh->keys[k].typlen);
 	}
@@ -781,18 +825,16 @@ dp_unit_cells_serialize(PG_FUNCTION_ARGS)
 		*p++ = sh->accs[i].kind;
 		*p++ = sh->accs[i].int2 ? 1 : 0;
 	}
-	memcpy(p, &st->unit_hash, sizeof(uint64));
-	p += sizeof(uint64);
+	memcpy(p, &st->unit_hash, sizeof(uint32));
+	p += sizeof(uint32);
 	memcpy(p, &st->ncells, sizeof(int32));
 	p += sizeof(int32);
 	for (int i = 0; i < st->ncells; i++)
 	{
 		DpCell	   *c = DpCellAt(st, i);
 
-		memcpy(p, &c->prio, sizeof(uint64));
-		p += sizeof(uint64);
-		memcpy(p, DpCellAccs(c, sh), sizeof(DpAcc) * sh->naccs);
-		p += sizeof(DpAcc) * sh->naccs;
+		memcpy(p, DpCellAccBytes(c, sh), sh->accbytes);
+		p += sh->accbytes;
 		memcpy(p, DpCellAny(c, sh), sh->naccs);
 		p += sh->naccs;
 		for (int k = 0; k < sh->nkeys; k++)
@@ -814,7 +856,7 @@ dp_unit_cells_deserialize(PG_FUNCTION_ARGS)
 	DpCellsWireHeader h;
 	DpCellShape *sh;
 	DpUnitCells *st;
-	uint64		unit_hash;
+	uint32		unit_hash;
 	int32		ncells;
 	Size		shape_bytes;
 
@@ -831,7 +873,7 @@ dp_unit_cells_deserialize(PG_FUNCTION_ARGS)
 		h.naccs > DP_UNIT_MAX_FIELDS || h.groups < 1)
 		elog(ERROR, "dp_pg.unit_cells: malformed partial state");
 	shape_bytes = sizeof(h) + h.nkeys * sizeof(Oid) * 2 + h.naccs * 2;
-	if (end - p < (long) (shape_bytes + sizeof(uint64) + sizeof(int32)))
+	if (end - p < (long) (shape_bytes + sizeof(uint32) + sizeof(int32)))
 		elog(ERROR, "dp_pg.unit_cells: malformed partial state");
 	/* the shape: built once per execution from the first state */
 	sh = (DpCellShape *) fcinfo->flinfo->fn_extra;
@@ -861,15 +903,14 @@ dp_unit_cells_deserialize(PG_FUNCTION_ARGS)
 			sh->accs[i].kind = *q++;
 			sh->accs[i].int2 = *q++ != 0;
 		}
-		sh->cellsize = MAXALIGN(offsetof(DpCell, data) + MAXALIGN(sizeof(Datum) * sh->nkeys + sh->nkeys + sh->naccs) +
-								sizeof(DpAcc) * sh->naccs);
+		DpShapeLayout(sh);
 		fcinfo->flinfo->fn_extra = sh;
 	}
 	else if (sh->seed != h.seed || sh->nkeys != h.nkeys || sh->naccs != h.naccs || sh->groups != h.groups)
 		elog(ERROR, "dp_pg.unit_cells: partial states of different shapes");
 	p += shape_bytes;
-	memcpy(&unit_hash, p, sizeof(uint64));
-	p += sizeof(uint64);
+	memcpy(&unit_hash, p, sizeof(uint32));
+	p += sizeof(uint32);
 	memcpy(&ncells, p, sizeof(int32));
 	p += sizeof(int32);
 	if (ncells < 0 || ncells > sh->groups)
@@ -879,17 +920,14 @@ dp_unit_cells_deserialize(PG_FUNCTION_ARGS)
 	{
 		Datum		keys[INDEX_MAX_KEYS];
 		bool		nulls[INDEX_MAX_KEYS];
-		uint64		prio;
 		DpCell	   *c;
 		const char *accs;
 		char	   *rp;
 
-		if (end - p < (long) (sizeof(uint64) + (sizeof(DpAcc) + 1) * sh->naccs))
+		if (end - p < (long) (sh->accbytes + sh->naccs))
 			elog(ERROR, "dp_pg.unit_cells: malformed partial state");
-		memcpy(&prio, p, sizeof(uint64));
-		p += sizeof(uint64);
 		accs = p;
-		p += (sizeof(DpAcc) + 1) * sh->naccs;
+		p += sh->accbytes + sh->naccs;
 		rp = (char *) p;
 		for (int k = 0; k < sh->nkeys; k++)
 			keys[k] = datumRestore(&rp, &nulls[k]);	/* copied into aggcxt when offered */
@@ -897,11 +935,11 @@ dp_unit_cells_deserialize(PG_FUNCTION_ARGS)
 		if (p > end)
 			elog(ERROR, "dp_pg.unit_cells: malformed partial state");
 		/* the cells of one state are distinct and at most g: each takes a place */
-		c = DpOfferCell(st, prio, keys, nulls, CurrentMemoryContext);
+		c = DpOfferCell(&st, keys, nulls, CurrentMemoryContext);
 		if (c == NULL)
 			elog(ERROR, "dp_pg.unit_cells: malformed partial state");
-		memcpy(DpCellAccs(c, sh), accs, sizeof(DpAcc) * sh->naccs);
-		memcpy(DpCellAny(c, sh), accs + sizeof(DpAcc) * sh->naccs, sh->naccs);
+		memcpy(DpCellAccBytes(c, sh), accs, sh->accbytes);
+		memcpy(DpCellAny(c, sh), accs + sh->accbytes, sh->naccs);
 	}
 	PG_RETURN_POINTER(st);
 }
@@ -968,6 +1006,7 @@ typedef struct DpCellIter
 {
 	DpUnitCells *st;
 	int			next;
+	Oid			have;			/* the witness's type */
 } DpCellIter;
 
 PG_FUNCTION_INFO_V1(dp_unit_cell);
@@ -990,7 +1029,6 @@ dp_unit_cell(PG_FUNCTION_ARGS)
 	DpCell	   *c;
 	int32		field;
 	Oid			want;
-	Oid			have;
 	bool		isnull;
 	Datum		v;
 
@@ -998,7 +1036,10 @@ dp_unit_cell(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						errmsg("dp_pg.unit_cell must be called in a select list")));
 	if (it == NULL)
+	{
 		it = fcinfo->flinfo->fn_extra = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(DpCellIter));
+		it->have = get_fn_expr_argtype(fcinfo->flinfo, 2);
+	}
 	rsi->returnMode = SFRM_ValuePerCall;
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 	{
@@ -1006,7 +1047,7 @@ dp_unit_cell(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	}
 	st = (DpUnitCells *) PG_GETARG_POINTER(0);
-	if (st->magic != DP_UNIT_CELLS_MAGIC)
+	if (st->shape == NULL || st->shape->magic != DP_UNIT_CELLS_MAGIC)
 		elog(ERROR, "dp_pg.unit_cell: not the state of dp_pg.unit_cells");
 	sh = st->shape;
 	field = PG_GETARG_INT32(1);
@@ -1033,10 +1074,9 @@ dp_unit_cell(PG_FUNCTION_ARGS)
 		rsi->isDone = ExprEndResult;
 		PG_RETURN_NULL();
 	}
+	rsi->isDone = ExprMultipleResult;
 	c = DpCellAt(st, it->next);
 	it->next++;
-	rsi->isDone = ExprMultipleResult;
-	have = get_fn_expr_argtype(fcinfo->flinfo, 2);
 	if (field < sh->nkeys)
 	{
 		want = sh->keys[field].type;
@@ -1060,12 +1100,12 @@ dp_unit_cell(PG_FUNCTION_ARGS)
 				want = INT8OID;
 				break;
 		}
-		v = DpAccValue(a, DpCellAccs(c, sh) + (field - sh->nkeys), DpCellAny(c, sh)[field - sh->nkeys], &isnull);
+		v = DpAccValue(a, DpCellAccAt(c, sh, field - sh->nkeys), DpCellAny(c, sh)[field - sh->nkeys], &isnull);
 	}
-	if (have != want)
+	if (it->have != want)
 		ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
 						errmsg("dp_pg.unit_cell: field %d is of type %s, not %s", field,
-							   format_type_be(want), format_type_be(have))));
+							   format_type_be(want), format_type_be(it->have))));
 	if (isnull)
 		PG_RETURN_NULL();
 	return v;
