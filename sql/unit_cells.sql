@@ -108,6 +108,40 @@ SELECT * FROM uc_test.same($q$SELECT region, tag, dp_count(*), dp_sum(amount, 0.
 RESET work_mem;
 RESET dp_pg.partition_mechanism;
 
+-- 2b. declared public keys: rows with an undeclared key (or a NULL one) take
+-- none of a unit's cells.  Each of 1000 units has one row in 'a' or 'b' (a
+-- declared key) and three rows in 'z' or NULL (undeclared), g = 1: every unit
+-- keeps its declared cell, so the counts of 'a' and 'b' sum to 1000 and 'c'
+-- (declared, no rows) is 0.  The unit_cells form tests the declared keys once
+-- per new cell instead of a WHERE on every row (its plan has no = ANY); the
+-- window form keeps the WHERE; both release the same values, serial and in
+-- parallel.
+CREATE TABLE uc_test.pk AS
+SELECT u AS pid, cell FROM generate_series(1, 1000) u,
+       LATERAL (VALUES (CASE WHEN u % 3 = 0 THEN 'b' ELSE 'a' END), ('z'), (NULL), ('z')) v(cell)
+ORDER BY (u * 2654435761 + coalesce(ascii(cell), 7) * 40503) % 1000003;
+SELECT dp_pg.protect('uc_test.pk', 'pid', max_groups_contributed => 1, max_rows_per_unit => 5);
+SELECT dp_pg.set_public_keys('uc_test.pk', 'cell', ARRAY['a', 'b', 'c']);
+SELECT position('unit_cells' IN p) > 0 AS cells, position('= ANY' IN p) = 0 AS no_row_filter
+FROM uc_test.plan($q$SELECT cell, dp_count(*) FROM pk GROUP BY cell$q$) p;
+SET dp_pg.debug_unit_cells = 'window';
+SELECT position('= ANY' IN p) > 0 AS window_row_filter
+FROM uc_test.plan($q$SELECT cell, dp_count(*) FROM pk GROUP BY cell$q$) p;
+RESET dp_pg.debug_unit_cells;
+SELECT string_agg((j->>'cell') || '=' || (j->>'dp_count'), ' ' ORDER BY j->>'cell') AS released
+FROM uc_test.run($q$SELECT cell, dp_count(*) FROM pk GROUP BY cell$q$) j;
+SELECT * FROM uc_test.same($q$SELECT cell, dp_count(*) FROM pk GROUP BY cell$q$);
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT string_agg((j->>'cell') || '=' || (j->>'dp_count'), ' ' ORDER BY j->>'cell') AS released_parallel
+FROM uc_test.run($q$SELECT cell, dp_count(*) FROM pk GROUP BY cell$q$) j;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
 -- 3. exactness where units lose cells: unit u has cells a (1 row), b (2 rows)
 -- and c (3 rows), its rows spread over the table; g = 2 and g = 1, r = 3
 CREATE TABLE uc_test.three AS
@@ -198,6 +232,7 @@ SELECT dp_pg.unit_cell(NULL::internal, 0, 1);
 SELECT count(*) FROM (SELECT dp_pg.unit_cells(NULL::internal, '2:k0,c', 1, pid, cell) FROM uc_test.uni GROUP BY pid) s;
 
 RESET dp_pg.debug_noiseless;
+SELECT dp_pg.unprotect('uc_test.pk') IS NOT NULL AS pk_unprotected;
 SELECT dp_pg.unprotect('uc_test.ev'), dp_pg.unprotect('uc_test.three'), dp_pg.unprotect('uc_test.three1'),
        dp_pg.unprotect('uc_test.uni'), dp_pg.unprotect('uc_test.one');
 DROP SCHEMA uc_test CASCADE;

@@ -41,6 +41,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "nodes/execnodes.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/float.h"
@@ -74,6 +75,9 @@ typedef struct DpCellKey
 	bool		typbyval;
 	bool		bitwise;		/* equality is equality of the Datum */
 	int			argno;			/* its argument of the transition function */
+	int			allowed_argno;	/* its declared public keys' array argument, or -1 */
+	int			nallowed;		/* those keys (NULLs left out), sorted; read at the first row */
+	Datum	   *allowed;
 	FmgrInfo	eq;
 	FmgrInfo	cmp;
 	FmgrInfo	hash;			/* extended (seeded) hash */
@@ -258,6 +262,7 @@ DpSetupKey(DpCellKey *k, Oid type, Oid collation, MemoryContext mcxt)
 				 errmsg("dp_pg.unit_cells: type %s has no equality, order or extended hash", format_type_be(type))));
 	k->type = type;
 	k->collation = collation;
+	k->allowed_argno = -1;
 	get_typlenbyval(type, &k->typlen, &k->typbyval);
 	k->bitwise = DpBitwiseEqualType(type);
 	fmgr_info_copy(&k->eq, &tc->eq_opr_finfo, mcxt);
@@ -265,12 +270,70 @@ DpSetupKey(DpCellKey *k, Oid type, Oid collation, MemoryContext mcxt)
 	fmgr_info_copy(&k->hash, &tc->hash_extended_proc_finfo, mcxt);
 }
 
+static int
+DpAllowedCompare(const void *a, const void *b, void *arg)
+{
+	DpCellKey  *k = (DpCellKey *) arg;
+
+	return DatumGetInt32(FunctionCall2Coll(&k->cmp, k->collation, *(const Datum *) a, *(const Datum *) b));
+}
+
+/* A key's declared public keys, sorted by its order, copied into mcxt. */
+static void
+DpSetupAllowed(DpCellKey *k, ArrayType *arr, MemoryContext mcxt)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			kept = 0;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+
+	get_typlenbyvalalign(k->type, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, k->type, typlen, typbyval, typalign, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			elems[kept++] = k->typbyval ? elems[i] : datumCopy(elems[i], false, k->typlen);
+	qsort_arg(elems, kept, sizeof(Datum), DpAllowedCompare, k);
+	k->allowed = elems;
+	k->nallowed = kept;
+	MemoryContextSwitchTo(old);
+}
+
+/* Is a key value among its declared public keys (NULL never is)? */
+static bool
+DpKeyAllowed(DpCellKey *k, Datum v, bool isnull)
+{
+	int			lo = 0;
+	int			hi = k->nallowed - 1;
+
+	if (isnull)
+		return false;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int32		c = DatumGetInt32(FunctionCall2Coll(&k->cmp, k->collation, v, k->allowed[mid]));
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
 /*
  * Read the call's shape (the constant spec and seed), once per execution.
- * spec: "<g>:" then "k<collation oid>," per key, then one letter per
+ * spec: "<g>:" then "k<collation oid>," per key ("k<oid>=," when the key's
+ * declared public keys follow it as an array), then one letter per
  * accumulator, followed by "?" when it has a FILTER argument.  Arguments:
- * state, dummy, spec, seed, the unit, the keys, then per accumulator its
- * value (not for c) and its filter (with "?").  The fewer the arguments, the
+ * state, dummy, spec, seed, the unit, the keys (each with its public keys
+ * after it, with "="), then per accumulator its value (not for c) and its
+ * filter (with "?").  The fewer the arguments, the
  * less PostgreSQL does per row.
  */
 static DpCellShape *
@@ -321,10 +384,24 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 		if (end == p + 1 || sh->nkeys >= INDEX_MAX_KEYS || argno >= nargs)
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 							errmsg("dp_pg.unit_cells: malformed spec \"%s\"", spec)));
-		if (*end == ',')
-			end++;
 		DpSetupKey(&sh->keys[sh->nkeys], get_fn_expr_argtype(fcinfo->flinfo, argno), (Oid) coll, mcxt);
 		sh->keys[sh->nkeys].argno = argno++;
+		sh->keys[sh->nkeys].allowed_argno = -1;
+		if (*end == '=')
+		{
+			/* the key's declared public keys: an array of its type, a constant */
+			Oid			at = argno < nargs ? get_fn_expr_argtype(fcinfo->flinfo, argno) : InvalidOid;
+
+			if (!OidIsValid(at) || get_element_type(at) != sh->keys[sh->nkeys].type || PG_ARGISNULL(argno))
+				ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+								errmsg("dp_pg.unit_cells: the public keys of key %d are not an array of its type",
+									   sh->nkeys + 1)));
+			DpSetupAllowed(&sh->keys[sh->nkeys], PG_GETARG_ARRAYTYPE_P(argno), mcxt);
+			sh->keys[sh->nkeys].allowed_argno = argno++;
+			end++;
+		}
+		if (*end == ',')
+			end++;
 		sh->nkeys++;
 		p = end;
 	}
@@ -671,10 +748,15 @@ dp_unit_cells_trans(PG_FUNCTION_ARGS)
 		nulls[i] = PG_ARGISNULL(sh->keys[i].argno);
 		keys[i] = nulls[i] ? (Datum) 0 : PG_GETARG_DATUM(sh->keys[i].argno);
 	}
-	/* a held cell accumulates; a new one is offered a place */
+	/* a held cell accumulates; a new one is offered a place (if its keys may be released) */
 	c = DpFindCell(st, keys, nulls);
 	if (c == NULL)
+	{
+		for (int i = 0; i < sh->nkeys; i++)
+			if (sh->keys[i].allowed_argno >= 0 && !DpKeyAllowed(&sh->keys[i], keys[i], nulls[i]))
+				PG_RETURN_POINTER(st);	/* an undeclared key: the row takes no cell */
 		c = DpOfferCell(&st, keys, nulls, aggcxt);
+	}
 	if (c != NULL)
 		DpAccumulate(sh, c, fcinfo);
 	PG_RETURN_POINTER(st);

@@ -91,6 +91,7 @@ typedef struct DpUnitRewrite
 	Node	   *keys[INDEX_MAX_KEYS];	/* original GROUP BY keys: Vars, or generalising expressions */
 	AttrNumber	keycols[INDEX_MAX_KEYS];	/* their columns in q1 */
 	int32		groups;			/* g, or 1 without cells */
+	Expr	   *pubkeys_in[INDEX_MAX_KEYS];	/* key = ANY(<declared keys>) added to q1's WHERE, or NULL */
 } DpUnitRewrite;
 
 /* Collect the dp aggregates of an expression. */
@@ -663,6 +664,31 @@ DpCellsMutator(Node *node, DpCellsRewrite *cx)
 }
 
 /*
+ * The WHERE of q1 without its key = ANY(<declared keys>) restrictions (the
+ * nodes themselves, in the AND chain they were added to): true in their place.
+ */
+static Node *
+DpDropPublicKeyQuals(Node *node, Expr **pubkeys_in)
+{
+	if (node == NULL)
+		return NULL;
+	for (int k = 0; k < INDEX_MAX_KEYS; k++)
+		if (pubkeys_in[k] != NULL && node == (Node *) pubkeys_in[k])
+			return makeBoolConst(true, false);
+	if (IsA(node, BoolExpr) && ((BoolExpr *) node)->boolop == AND_EXPR)
+	{
+		BoolExpr   *b = (BoolExpr *) node;
+		List	   *args = NIL;
+		ListCell   *lc;
+
+		foreach(lc, b->args)
+			args = lappend(args, DpDropPublicKeyQuals(lfirst(lc), pubkeys_in));
+		b->args = args;
+	}
+	return node;
+}
+
+/*
  * The inner level of a ranked bounded query (q1: GROUP BY unit, cells; one
  * contribution per dp aggregate), as
  *
@@ -673,12 +699,14 @@ DpCellsMutator(Node *node, DpCellsRewrite *cx)
  *
  * where c = dp_pg.unit_cells(NULL, "g:spec", seed, unit, keys..., accumulator
  * arguments...) keeps each unit's g cells while aggregating (agg_units.c) —
- * no sort of every cell.  NULL when q1 has an aggregate or key type that
+ * no sort of every cell.  A key with declared public keys passes them after
+ * it, and its key = ANY(...) leaves q1's WHERE: a unit's new cell outside
+ * them is never kept, which is what the WHERE gave, tested once per cell.  NULL when q1 has an aggregate or key type that
  * unit_cells does not handle: q1 then stays as it is and is ranked by a
  * window (the same cells, by another random order).
  */
 static Query *
-DpUnitCellsQuery(Query *q1, int32 groups)
+DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 {
 	DpCellsRewrite cx;
 	Query	   *qf;
@@ -725,8 +753,9 @@ DpUnitCellsQuery(Query *q1, int32 groups)
 			return NULL;
 		if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
 			return NULL;
+		/* "=": the key's declared public keys follow it (checked per new cell, not per row) */
+		appendStringInfo(&spec, "k%u%s,", coll, pubkeys_in[cx.nkeys] != NULL ? "=" : "");
 		cx.keytle[cx.nkeys++] = te->resno;
-		appendStringInfo(&spec, "k%u,", coll);
 	}
 	if (cx.nkeys == 0)
 		return NULL;
@@ -780,7 +809,11 @@ DpUnitCellsQuery(Query *q1, int32 groups)
 								   COERCE_EXPLICIT_CALL),
 					  copyObject(unit_te->expr));
 	for (int k = 0; k < cx.nkeys; k++)
+	{
 		args = lappend(args, copyObject(list_nth_node(TargetEntry, q1->targetList, cx.keytle[k] - 1)->expr));
+		if (pubkeys_in[k] != NULL)
+			args = lappend(args, copyObject(lsecond(castNode(ScalarArrayOpExpr, pubkeys_in[k])->args)));
+	}
 	foreach(lc, cx.aggs)
 	{
 		Aggref	   *a = lfirst(lc);
@@ -798,6 +831,8 @@ DpUnitCellsQuery(Query *q1, int32 groups)
 	qf->querySource = QSRC_ORIGINAL;
 	qf->canSetTag = true;
 	DpMoveRangeTable(qf, q1);
+	/* the cells take only declared keys: the WHERE need not test every row */
+	q1->jointree->quals = DpDropPublicKeyQuals(q1->jointree->quals, pubkeys_in);
 	qf->jointree = q1->jointree;
 	qf->hasAggs = true;
 	qf->hasTargetSRFs = true;
@@ -1101,6 +1136,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 			sa->location = -1;
 			set_sa_opfuncid(sa);
 			q1->jointree->quals = (Node *) DpAnd((Expr *) q1->jointree->quals, (Expr *) sa);
+			cxt.pubkeys_in[k] = (Expr *) sa;
 		}
 	}
 
@@ -1140,7 +1176,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	 */
 	if (ranked && dp_debug_unit_cells != DP_UNIT_CELLS_WINDOW)
 	{
-		Query	   *qp = DpUnitCellsQuery(q1, ub->groups);
+		Query	   *qp = DpUnitCellsQuery(q1, ub->groups, cxt.pubkeys_in);
 
 		if (qp != NULL)
 		{
