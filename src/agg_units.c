@@ -41,6 +41,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "nodes/execnodes.h"
+#include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -160,11 +161,25 @@ typedef struct DpUnitCells
 	int32		ncells;
 	uint32		unit_hash;		/* 32 bits of the unit's keyed hash */
 	DpCellShape *shape;
-	char		cells[FLEXIBLE_ARRAY_MEMBER];	/* ncells cells */
+	/* then, MAXALIGNed, room for ncells cells (DpUnitCellsRoom) */
 } DpUnitCells;
 
-#define DpCellAt(st, i) ((DpCell *) ((st)->cells + (Size) (i) * (st)->shape->cellsize))
-#define DpUnitCellsSize(sh, n) (offsetof(DpUnitCells, cells) + (Size) (n) * (sh)->cellsize)
+#define DP_UNIT_CELLS_HEADER MAXALIGN(sizeof(DpUnitCells))
+#define DpCellAt(st, i) ((DpCell *) ((char *) (st) + DP_UNIT_CELLS_HEADER + (Size) (i) * (st)->shape->cellsize))
+#define DpUnitCellsSize(sh, n) (DP_UNIT_CELLS_HEADER + (Size) (n) * (sh)->cellsize)
+
+/*
+ * The cells a state of n cells has room for: 1, then doubling up to g, so
+ * that growing to g cells copies O(g) cells in all.  Implied by n: the room
+ * is the least power of two >= n (n >= 1), or g.
+ */
+static inline int32
+DpUnitCellsRoom(int32 n, int32 g)
+{
+	uint32		room = n <= 1 ? 1 : pg_nextpower2_32((uint32) n);
+
+	return (int32) Min(room, (uint32) g);
+}
 
 static inline Datum *
 DpCellKeys(DpCell *c)
@@ -656,10 +671,10 @@ DpOfferCell(DpUnitCells **stp, const Datum *keys, const bool *nulls, MemoryConte
 
 	if (st->ncells < sh->groups)
 	{
-		/* the first cell has its room already; repalloc keeps a chunk that fits */
-		if (st->ncells > 0)
+		/* full room: double it (up to g); repalloc keeps a chunk that fits */
+		if (st->ncells > 0 && st->ncells == DpUnitCellsRoom(st->ncells, sh->groups))
 		{
-			st = repalloc(st, DpUnitCellsSize(sh, st->ncells + 1));
+			st = repalloc(st, DpUnitCellsSize(sh, Min((int64) st->ncells * 2, (int64) sh->groups)));
 			*stp = st;
 		}
 		c = DpCellAt(st, st->ncells);
@@ -988,8 +1003,27 @@ dp_unit_cells_deserialize(PG_FUNCTION_ARGS)
 		DpShapeLayout(sh);
 		fcinfo->flinfo->fn_extra = sh;
 	}
-	else if (sh->seed != h.seed || sh->nkeys != h.nkeys || sh->naccs != h.naccs || sh->groups != h.groups)
-		elog(ERROR, "dp_pg.unit_cells: partial states of different shapes");
+	else
+	{
+		/* every partial state must have the shape of the first: keys' types, accumulators' kinds */
+		const char *q = p + sizeof(h);
+		bool		same = sh->seed == h.seed && sh->nkeys == h.nkeys && sh->naccs == h.naccs &&
+			sh->groups == h.groups && sh->broken == h.broken;
+
+		for (int k = 0; same && k < h.nkeys; k++, q += sizeof(Oid) * 2)
+		{
+			Oid			type;
+			Oid			coll;
+
+			memcpy(&type, q, sizeof(Oid));
+			memcpy(&coll, q + sizeof(Oid), sizeof(Oid));
+			same = type == sh->keys[k].type && coll == sh->keys[k].collation;
+		}
+		for (int i = 0; same && i < h.naccs; i++, q += 2)
+			same = q[0] == sh->accs[i].kind && (q[1] != 0) == sh->accs[i].int2;
+		if (!same)
+			elog(ERROR, "dp_pg.unit_cells: partial states of different shapes");
+	}
 	p += shape_bytes;
 	memcpy(&unit_hash, p, sizeof(uint32));
 	p += sizeof(uint32);

@@ -700,8 +700,10 @@ DpDropPublicKeyQuals(Node *node, Expr **pubkeys_in)
  * where c = dp_pg.unit_cells(NULL, "g:spec", seed, unit, keys..., accumulator
  * arguments...) keeps each unit's g cells while aggregating (agg_units.c) —
  * no sort of every cell.  A key with declared public keys passes them after
- * it, and its key = ANY(...) leaves q1's WHERE: a unit's new cell outside
- * them is never kept, which is what the WHERE gave, tested once per cell.  NULL when q1 has an aggregate or key type that
+ * it, and its key = ANY(...) leaves q1's WHERE: a row whose cell the unit does
+ * not hold is tested against them (a binary search) before it may take a
+ * place, so a cell outside them is never kept — what the WHERE gave, without
+ * a test of every row (rows of held cells are not tested again).  NULL when q1 has an aggregate or key type that
  * unit_cells does not handle: q1 then stays as it is and is ranked by a
  * window (the same cells, by another random order).
  */
@@ -780,7 +782,8 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 		if (!cx.ok)
 			return NULL;
 	}
-	if (list_length(cx.aggs) + cx.nkeys > 60)
+	/* unit_cells keeps at most 32 accumulators and 64 fields (agg_units.c) */
+	if (list_length(cx.aggs) + cx.nkeys > 60 || list_length(cx.aggs) > 32)
 		return NULL;
 
 	{
@@ -823,6 +826,9 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 		if (a->aggfilter != NULL)
 			args = lappend(args, copyObject(a->aggfilter));
 	}
+	/* an aggregate takes at most FUNC_MAX_ARGS arguments: beyond, the window form */
+	if (list_length(args) > FUNC_MAX_ARGS)
+		return NULL;
 	cells = DpMakeAggref(cellsfn, INTERNALOID, args, InvalidOid, NULL, false);
 
 	/* the inner query: one row per kept cell */
