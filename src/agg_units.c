@@ -656,8 +656,8 @@ DpCellPriority(const DpCellShape *sh, uint32 unit_hash, const Datum *keys, const
 }
 
 /*
- * Offer a cell that is not held: it takes a free place (the state grows by
- * one cell, so *stp may move), or replaces the held cell of greatest
+ * Offer a cell that is not held: it takes a free place (the state's room may
+ * double, so *stp may move), or replaces the held cell of greatest
  * (priority, keys) if it is less than that one.  The zeroed cell to
  * accumulate into, with keys copied into keycxt; NULL if the cell is not
  * kept.  Priorities are computed only here, when the unit is full.

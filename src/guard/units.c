@@ -703,9 +703,10 @@ DpDropPublicKeyQuals(Node *node, Expr **pubkeys_in)
  * it, and its key = ANY(...) leaves q1's WHERE: a row whose cell the unit does
  * not hold is tested against them (a binary search) before it may take a
  * place, so a cell outside them is never kept — what the WHERE gave, without
- * a test of every row (rows of held cells are not tested again).  NULL when q1 has an aggregate or key type that
- * unit_cells does not handle: q1 then stays as it is and is ranked by a
- * window (the same cells, by another random order).
+ * a test of every row (rows of held cells are not tested again).  NULL when
+ * q1 has an aggregate or key type that unit_cells does not handle, or too
+ * many of them: q1 then stays as it is and is ranked by a window (the same
+ * cells, by another random order).
  */
 static Query *
 DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
@@ -755,7 +756,7 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 			return NULL;
 		if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
 			return NULL;
-		/* "=": the key's declared public keys follow it (checked per new cell, not per row) */
+		/* "=": the key's declared public keys follow it (tested when a row's cell is not held) */
 		appendStringInfo(&spec, "k%u%s,", coll, pubkeys_in[cx.nkeys] != NULL ? "=" : "");
 		cx.keytle[cx.nkeys++] = te->resno;
 	}
