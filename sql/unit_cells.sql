@@ -121,8 +121,8 @@ RESET dp_pg.partition_mechanism;
 -- none of a unit's cells.  Each of 1000 units has one row in 'a' or 'b' (a
 -- declared key) and three rows in 'z' or NULL (undeclared), g = 1: every unit
 -- keeps its declared cell, so the counts of 'a' and 'b' sum to 1000 and 'c'
--- (declared, no rows) is 0.  The unit_cells form tests the declared keys once
--- per new cell instead of a WHERE on every row (its plan has no = ANY); the
+-- (declared, no rows) is 0.  The unit_cells form tests the declared keys for
+-- rows of cells it does not hold, not by a WHERE on every row (no = ANY); the
 -- window form keeps the WHERE; both release the same values, serial and in
 -- parallel.
 CREATE TABLE uc_test.pk AS
