@@ -1,0 +1,1076 @@
+/* dp_pg 0.2.0 install script */
+
+\echo Use "CREATE EXTENSION dp_pg" to load this file. \quit
+
+CREATE SCHEMA dp_pg;
+
+--
+-- dp_mechanism: a noise family and its privacy (or noise) parameters
+--
+CREATE TYPE dp_mechanism;
+
+CREATE FUNCTION dp_mechanism_in(cstring) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_mechanism_out(dp_mechanism) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_mechanism_recv(internal) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_mechanism_send(dp_mechanism) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE dp_mechanism (
+	INPUT = dp_mechanism_in,
+	OUTPUT = dp_mechanism_out,
+	RECEIVE = dp_mechanism_recv,
+	SEND = dp_mechanism_send,
+	INTERNALLENGTH = 24,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE dp_mechanism IS
+	'noise mechanism: laplace(epsilon=E), gaussian(epsilon=E, delta=D), gaussian(rho=R), osgt(epsilon=E, delta=D)';
+
+CREATE FUNCTION dp_mechanism_eq(dp_mechanism, dp_mechanism) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OPERATOR = (
+	LEFTARG = dp_mechanism, RIGHTARG = dp_mechanism,
+	FUNCTION = dp_mechanism_eq, COMMUTATOR = =
+);
+
+-- BI clients bind parameters as text or varchar: let those resolve too.
+CREATE CAST (text AS dp_mechanism) WITH INOUT AS IMPLICIT;
+CREATE CAST (varchar AS dp_mechanism) WITH INOUT AS IMPLICIT;
+
+CREATE FUNCTION dp_laplace(epsilon float8) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_laplace(float8) IS 'discrete Laplace noise, (epsilon, 0)-DP';
+CREATE FUNCTION dp_gaussian(epsilon float8, delta float8) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_gaussian(float8, float8) IS 'Gaussian noise, analytic calibration, (epsilon, delta)-DP';
+CREATE FUNCTION dp_gaussian_zcdp(rho float8) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_gaussian_zcdp(float8) IS 'Gaussian noise, rho-zCDP';
+CREATE FUNCTION dp_osgt(epsilon float8, delta float8) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_osgt(float8, float8) IS 'offset-symmetric Gaussian tails noise, (epsilon, delta)-DP';
+
+--
+-- dp_count
+--
+CREATE FUNCTION dp_count_star_final(int8) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE AGGREGATE dp_count(*) (
+	SFUNC = pg_catalog.int8inc,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_count_star_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_count(*) IS 'noisy row count, mechanism from dp_pg.default_mechanism';
+
+CREATE FUNCTION dp_count_trans(int8, "any", dp_mechanism) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_count_final(int8) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE AGGREGATE dp_count("any", dp_mechanism) (
+	SFUNC = dp_count_trans,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_count_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_count("any", dp_mechanism) IS 'noisy count of non-null values';
+
+--
+-- Budgets and the ledger.  The ledger worker (dp_pg.ledger_database) is the
+-- only writer of these tables; budgets are cluster-wide.
+--
+CREATE TABLE dp_pg.budget_limits (
+	role oid PRIMARY KEY,
+	epsilon_limit float8 CHECK (epsilon_limit > 0 AND epsilon_limit < 'Infinity'),
+	delta_limit float8 CHECK (delta_limit >= 0 AND delta_limit < 1),
+	rho_limit float8 CHECK (rho_limit > 0 AND rho_limit < 'Infinity'),
+	-- the most one query may spend (dp_pg.set_query_cap); NULL = no cap
+	max_epsilon_per_query float8 CHECK (max_epsilon_per_query > 0 AND max_epsilon_per_query < 'Infinity'),
+	max_delta_per_query float8 CHECK (max_delta_per_query >= 0 AND max_delta_per_query < 1),
+	max_rho_per_query float8 CHECK (max_rho_per_query > 0 AND max_rho_per_query < 'Infinity'),
+	updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE dp_pg.ledger_entries (
+	id bigserial PRIMARY KEY,
+	role oid NOT NULL,
+	kind text NOT NULL CHECK (kind IN ('charge', 'limit', 'cap', 'remove', 'reset')),
+	charged_at timestamptz NOT NULL DEFAULT now(),
+	requested_by oid NOT NULL,
+	query text,
+	epsilon float8 CHECK (epsilon >= 0 AND epsilon < 'Infinity'),
+	delta float8 CHECK (delta >= 0 AND delta < 1),
+	rho float8 CHECK (rho >= 0 AND rho < 'Infinity'),
+	rdp float8[] CHECK (0 <= ALL (rdp) AND 'Infinity' > ALL (rdp)),
+	detail jsonb,
+	-- a charge states (epsilon, delta) and/or rho and/or a Renyi curve; NULL = none (infinite)
+	CHECK (kind <> 'charge' OR ((epsilon IS NOT NULL OR rho IS NOT NULL OR rdp IS NOT NULL)
+	                            AND (epsilon IS NULL OR delta IS NOT NULL)))
+);
+CREATE INDEX ON dp_pg.ledger_entries (role, id);
+REVOKE ALL ON dp_pg.budget_limits, dp_pg.ledger_entries FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.budget_limits', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.ledger_entries', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.ledger_entries_id_seq', '');
+-- Refused analyst queries (guard rules, budgets, per-query caps), written by
+-- the ledger worker; the newest dp_pg.refusal_log_size rows are kept.
+CREATE TABLE dp_pg.guard_refusal_log (
+	id bigserial PRIMARY KEY,
+	refused_at timestamptz NOT NULL,
+	role oid,					-- session user (NULL: a row counting refusals not logged)
+	as_role oid,				-- current user (SET ROLE, SECURITY DEFINER)
+	database oid,
+	sqlstate text NOT NULL,
+	rule text NOT NULL,
+	query text
+);
+REVOKE ALL ON dp_pg.guard_refusal_log FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.guard_refusal_log', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.guard_refusal_log_id_seq', '');
+
+CREATE FUNCTION dp_pg.set_budget(role regrole, epsilon float8, delta float8, rho float8 DEFAULT NULL)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_set_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.set_budget(regrole, float8, float8, float8) IS
+	'create or change a role''s privacy budget (NULL: not limited); durable at once, logged';
+CREATE FUNCTION dp_pg.drop_budget(role regrole)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_drop_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.drop_budget(regrole) IS 'remove a role''s budget (its ledger rows stay); logged';
+CREATE FUNCTION dp_pg.reset_budget(role regrole)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_reset_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.reset_budget(regrole) IS 'start a role''s spending from zero; logged';
+CREATE FUNCTION dp_pg.set_query_cap(role regrole, epsilon float8, delta float8 DEFAULT NULL, rho float8 DEFAULT NULL)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_set_query_cap' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.set_query_cap(regrole, float8, float8, float8) IS
+	'the most one query of the role may spend (NULL: no cap); durable at once, logged';
+REVOKE EXECUTE ON FUNCTION dp_pg.set_budget(regrole, float8, float8, float8),
+	dp_pg.set_query_cap(regrole, float8, float8, float8),
+	dp_pg.drop_budget(regrole), dp_pg.reset_budget(regrole) FROM PUBLIC;
+
+CREATE FUNCTION dp_pg.budget_rows(OUT role regrole, OUT epsilon_limit float8, OUT delta_limit float8,
+	OUT rho_limit float8, OUT epsilon_spent float8, OUT delta_spent float8, OUT rho_spent float8,
+	OUT epsilon_remaining float8, OUT charges bigint, OUT accounting text,
+	OUT max_epsilon_per_query float8, OUT max_delta_per_query float8, OUT max_rho_per_query float8)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_budget_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_pg.ledger_rows(OUT id bigint, OUT role regrole, OUT kind text, OUT charged_at timestamptz,
+	OUT requested_by regrole, OUT query text, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT rdp float8[], OUT detail jsonb)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_ledger_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_pg.refusal_rows(OUT id bigint, OUT refused_at timestamptz, OUT role regrole,
+	OUT as_role regrole, OUT database oid, OUT sqlstate text, OUT rule text, OUT query text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_refusal_rows' LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION dp_pg.refusal_rows() FROM PUBLIC;
+CREATE FUNCTION dp_pg.charged_roles() RETURNS SETOF regrole
+	AS 'MODULE_PATHNAME', 'dp_charged_roles' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.charged_roles() IS 'the budgeted roles the current user''s queries are charged to';
+CREATE FUNCTION dp_pg.ledger_status() RETURNS text
+	AS 'MODULE_PATHNAME', 'dp_ledger_status' LANGUAGE C VOLATILE;
+
+-- A hot standby's ledger worker forwards its charges (and refusals) to the
+-- primary through these; the C code admits only superusers and roles with
+-- the REPLICATION attribute (the user of the standby's primary_conninfo).
+CREATE FUNCTION dp_pg.forward_charges(requested_by oid[], nroles int4[], roles oid[],
+	epsilon float8[], delta float8[], rho float8[], rdp float8[], query text[], detail text[])
+	RETURNS TABLE (ord int4, verdict int4, refused_role oid, refusal int4, spent float8, lim float8,
+		requested float8, sqlstate text, message text, warn_role oid[], warn_what int4[],
+		warn_spent float8[], warn_limit float8[])
+	AS 'MODULE_PATHNAME', 'dp_forward_charges' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.forward_charges(oid[], int4[], oid[], float8[], float8[], float8[], float8[], text[], text[])
+	IS 'a hot standby''s charges, recorded on this server''s ledger (superusers and REPLICATION roles only)';
+CREATE FUNCTION dp_pg.forward_refusals(refused_at timestamptz[], session_user_id oid[], current_user_id oid[],
+	database oid[], sqlstate text[], rule text[], query text[], missed int8) RETURNS void
+	AS 'MODULE_PATHNAME', 'dp_forward_refusals' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.forward_refusals(timestamptz[], oid[], oid[], oid[], text[], text[], text[], int8)
+	IS 'a hot standby''s refused analyst queries, into this server''s log (superusers and REPLICATION roles only)';
+
+CREATE VIEW dp_pg.budgets AS SELECT * FROM dp_pg.budget_rows();
+COMMENT ON VIEW dp_pg.budgets IS 'one row per role with a budget (non-superusers: their own roles only)';
+CREATE VIEW dp_pg.my_budget AS
+	SELECT * FROM dp_pg.budget_rows() WHERE role IN (SELECT dp_pg.charged_roles());
+COMMENT ON VIEW dp_pg.my_budget IS 'the budgets the current user''s queries are charged to';
+CREATE VIEW dp_pg.ledger AS SELECT * FROM dp_pg.ledger_rows();
+COMMENT ON VIEW dp_pg.ledger IS 'one row per charge and budget change, from any database (non-superusers: their own roles only)';
+CREATE VIEW dp_pg.guard_refusals AS
+	SELECT r.id, r.refused_at, r.role, r.as_role, d.datname AS database, r.sqlstate, r.rule, r.query
+	FROM dp_pg.refusal_rows() r LEFT JOIN pg_catalog.pg_database d ON d.oid = r.database;
+COMMENT ON VIEW dp_pg.guard_refusals IS 'refused analyst queries (who, when, which rule), newest dp_pg.refusal_log_size kept; superusers only, from any database';
+REVOKE ALL ON dp_pg.guard_refusals FROM PUBLIC;
+GRANT USAGE ON SCHEMA dp_pg TO PUBLIC;
+GRANT SELECT ON dp_pg.budgets, dp_pg.my_budget, dp_pg.ledger TO PUBLIC;
+
+CREATE FUNCTION dp_pg.estimate_cost(mech dp_mechanism, sensitivity float8 DEFAULT 1,
+	OUT epsilon float8, OUT delta float8, OUT rho float8, OUT call_sites int)
+	AS 'MODULE_PATHNAME', 'dp_estimate_mechanism_cost' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.estimate_cost(dp_mechanism, float8) IS 'cost of one release with this mechanism (no charge)';
+CREATE FUNCTION dp_pg.estimate_cost(query text,
+	OUT epsilon float8, OUT delta float8, OUT rho float8, OUT call_sites int)
+	AS 'MODULE_PATHNAME', 'dp_estimate_query_cost' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.estimate_cost(text) IS 'cost of running a SELECT (no charge, nothing executed)';
+
+--
+-- Inspection and accuracy helpers: public parameters only, free (no charge)
+--
+CREATE FUNCTION dp_pg.calibrate(mech dp_mechanism, sensitivity float8,
+	OUT family text, OUT scale float8, OUT sigma float8, OUT m float8, OUT variance float8)
+	AS 'MODULE_PATHNAME', 'dp_inspect_calibrate' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.calibrate(dp_mechanism, float8) IS
+	'the noise a mechanism uses at a sensitivity (privacy forms: the discrete noise actually sampled)';
+CREATE FUNCTION dp_pg.privacy_delta(mech dp_mechanism, sensitivity float8, epsilon float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_inspect_privacy_delta' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.privacy_delta(dp_mechanism, float8, float8) IS 'exact delta(epsilon) of the noise';
+CREATE FUNCTION dp_pg.privacy_epsilon(mech dp_mechanism, sensitivity float8, delta float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_inspect_privacy_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.privacy_epsilon(dp_mechanism, float8, float8) IS 'smallest epsilon with delta(epsilon) <= delta for the noise';
+CREATE FUNCTION dp_pg.renyi(mech dp_mechanism, sensitivity float8, alpha float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_inspect_renyi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.renyi(dp_mechanism, float8, float8) IS 'Renyi divergence of order alpha of the noise';
+CREATE FUNCTION dp_pg.zcdp_epsilon(rho float8, delta float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_inspect_zcdp_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.zcdp_epsilon(float8, float8) IS 'epsilon of rho-zCDP at delta (Canonne-Kamath-Steinke conversion)';
+CREATE FUNCTION dp_noise_stddev(mech dp_mechanism, sensitivity float8) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_noise_stddev(dp_mechanism, float8) IS 'standard deviation of the noise';
+CREATE FUNCTION dp_confidence_interval(value float8, mech dp_mechanism, sensitivity float8, level float8,
+	OUT lower float8, OUT upper float8)
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_confidence_interval(float8, dp_mechanism, float8, float8) IS
+	'interval that covers the true answer with probability at least level';
+
+--
+-- dp_sum, dp_avg (src/agg_sum.c): values clamped to [lower, upper], exact
+-- accumulation (int8 / int128 / fixed point / numeric), noise added once in
+-- the final function.  Bounds and mechanism are constant for the query.
+--
+CREATE FUNCTION dp_sum_int2_trans(int8, int2, int2, int2, dp_mechanism) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int4_trans(int8, int4, int4, int4, dp_mechanism) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int_final(int8) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE AGGREGATE dp_sum(int2, int2, int2, dp_mechanism) (
+	SFUNC = dp_sum_int2_trans,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_sum_int_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(int2, int2, int2, dp_mechanism) IS 'noisy sum of values clamped to [lower, upper]';
+CREATE AGGREGATE dp_sum(int4, int4, int4, dp_mechanism) (
+	SFUNC = dp_sum_int4_trans,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_sum_int_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(int4, int4, int4, dp_mechanism) IS 'noisy sum of values clamped to [lower, upper]';
+
+CREATE FUNCTION dp_sum_fixed_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_fixed_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION dp_sum_int8_trans(internal, int8, int8, int8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int8_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int8_final(internal) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(int8, int8, int8, dp_mechanism) (
+	SFUNC = dp_sum_int8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_int8_deserialize,
+	FINALFUNC = dp_sum_int8_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(int8, int8, int8, dp_mechanism) IS 'noisy sum of values clamped to [lower, upper]';
+
+CREATE FUNCTION dp_sum_float8_trans(internal, float8, float8, float8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_float8_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_float8_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(float8, float8, float8, dp_mechanism) (
+	SFUNC = dp_sum_float8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_float8_deserialize,
+	FINALFUNC = dp_sum_float8_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(float8, float8, float8, dp_mechanism) IS
+	'noisy sum of values clamped to [lower, upper] (exact fixed point, power-of-two lattice noise)';
+
+-- numeric: PostgreSQL's own exact sum(numeric) state and its combine/serialize/deserialize
+CREATE FUNCTION dp_sum_numeric_trans(internal, numeric, numeric, numeric, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_numeric_final(internal) RETURNS numeric
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(numeric, numeric, numeric, dp_mechanism) (
+	SFUNC = dp_sum_numeric_trans,
+	STYPE = internal,
+	SSPACE = 128,
+	COMBINEFUNC = pg_catalog.numeric_avg_combine,
+	SERIALFUNC = pg_catalog.numeric_avg_serialize,
+	DESERIALFUNC = pg_catalog.numeric_avg_deserialize,
+	FINALFUNC = dp_sum_numeric_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(numeric, numeric, numeric, dp_mechanism) IS 'noisy sum of values clamped to [lower, upper]';
+
+CREATE FUNCTION dp_avg_trans(internal, float8, float8, float8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_avg_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_avg_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_avg(float8, float8, float8, dp_mechanism) (
+	SFUNC = dp_avg_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_avg_deserialize,
+	FINALFUNC = dp_avg_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_avg(float8, float8, float8, dp_mechanism) IS
+	'noisy mean of values clamped to [lower, upper]: half the budget on the sum, half on the count';
+
+--
+-- dp_histogram (src/agg_histogram.c): jsonb {"label": noisy count}; one
+-- release per call (disjoint bins: sensitivity 1 per bin)
+--
+CREATE FUNCTION dp_histogram_counts_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_counts_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_counts_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION dp_histogram_bins_trans(internal, anycompatible, anycompatiblearray, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_bins_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_histogram(anycompatible, anycompatiblearray, dp_mechanism) (
+	SFUNC = dp_histogram_bins_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_counts_combine,
+	SERIALFUNC = dp_histogram_counts_serialize,
+	DESERIALFUNC = dp_histogram_counts_deserialize,
+	FINALFUNC = dp_histogram_bins_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_histogram(anycompatible, anycompatiblearray, dp_mechanism) IS
+	'noisy count per public bin (every listed bin, unlisted keys ignored)';
+
+CREATE FUNCTION dp_histogram_width_trans(internal, float8, float8, float8, int4, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_width_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_histogram(float8, float8, float8, int4, dp_mechanism) (
+	SFUNC = dp_histogram_width_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_counts_combine,
+	SERIALFUNC = dp_histogram_counts_serialize,
+	DESERIALFUNC = dp_histogram_counts_deserialize,
+	FINALFUNC = dp_histogram_width_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_histogram(float8, float8, float8, int4, dp_mechanism) IS
+	'noisy count per equal-width bin [a,b) of [lower, upper) (out-of-range values in the edge bins)';
+
+CREATE FUNCTION dp_histogram_keys_trans(internal, anyelement, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_keys_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_keys_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_keys_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_histogram_keys_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_histogram(anyelement, dp_mechanism) (
+	SFUNC = dp_histogram_keys_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize,
+	DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_histogram_keys_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_histogram(anyelement, dp_mechanism) IS
+	'noisy count per key, releasing only keys that pass private partition selection (needs a delta)';
+
+--
+-- dp_quantile, dp_median (src/agg_quantile.c): the exponential mechanism over
+-- 1,024 equal cells of [lower, upper]; the answer is a cell boundary, drawn
+-- exactly.  A pure epsilon mechanism: laplace(epsilon=E).
+--
+CREATE FUNCTION dp_quantile_trans(internal, float8, float8, float8, float8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_trans(internal, float8, float8, float8, float8) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_quantile_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_median_trans(internal, float8, float8, float8, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_median_trans(internal, float8, float8, float8) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_median_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_quantile_default_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_median_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_median_default_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_quantile(float8, float8, float8, float8, dp_mechanism) (
+	SFUNC = dp_quantile_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_quantile_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_quantile(float8, float8, float8, float8) (
+	SFUNC = dp_quantile_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_quantile_default_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_median(float8, float8, float8, dp_mechanism) (
+	SFUNC = dp_median_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_median_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_median(float8, float8, float8) (
+	SFUNC = dp_median_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_median_default_final, PARALLEL = SAFE
+);
+-- the unit-bounded form (guard/units.c): at most w values per unit and cell,
+-- counted by dp_pg.bounded_quantile (sensitivity w, split over g cells)
+CREATE FUNCTION dp_pg.unit_values_trans(internal, float8, int8) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_unit_values_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.unit_values_final(internal) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'dp_unit_values_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.unit_values(float8, int8) (
+	SFUNC = dp_pg.unit_values_trans, STYPE = internal, FINALFUNC = dp_pg.unit_values_final
+);
+CREATE FUNCTION dp_pg.bounded_quantile_trans(internal, float8[], float8, float8, float8, dp_mechanism, int8, int8, int4)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_bounded_quantile_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.bounded_quantile_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_bounded_quantile_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_quantile(float8[], float8, float8, float8, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_quantile_trans, STYPE = internal, SSPACE = 8224,
+	COMBINEFUNC = dp_quantile_combine, SERIALFUNC = dp_quantile_serialize,
+	DESERIALFUNC = dp_quantile_deserialize, FINALFUNC = dp_pg.bounded_quantile_final, PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_quantile(float8, float8, float8, float8, dp_mechanism) IS
+	'private q-quantile of values clamped to [lower, upper]: the exponential mechanism over 1,024 cells, sampled exactly (pure epsilon)';
+COMMENT ON AGGREGATE dp_quantile(float8, float8, float8, float8) IS
+	'dp_quantile with dp_pg.default_mechanism (a pure epsilon form)';
+COMMENT ON AGGREGATE dp_median(float8, float8, float8, dp_mechanism) IS
+	'dp_quantile at q = 0.5';
+COMMENT ON AGGREGATE dp_median(float8, float8, float8) IS
+	'dp_median with dp_pg.default_mechanism';
+
+CREATE FUNCTION dp_pg.partition_threshold(mech dp_mechanism) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'dp_partition_threshold' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.partition_threshold(dp_mechanism) IS
+	'dp_histogram(key, mech) releases a key iff its noisy count is at least this';
+
+--
+-- Post-processing (src/postprocess.c): public information only, free
+--
+CREATE FUNCTION dp_nonnegative(value bigint) RETURNS bigint
+	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS 'SELECT greatest(value, 0)';
+CREATE FUNCTION dp_nonnegative(value float8) RETURNS float8
+	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS 'SELECT greatest(value, 0)';
+CREATE FUNCTION dp_nonnegative(value numeric) RETURNS numeric
+	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS 'SELECT greatest(value, 0)';
+CREATE FUNCTION dp_nonnegative(released jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_nonnegative_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_nonnegative(jsonb) IS 'every value of a released histogram clamped at 0';
+CREATE FUNCTION dp_round(released jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_round_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_round(jsonb) IS 'every value of a released histogram rounded to an integer';
+CREATE FUNCTION dp_james_stein(released jsonb, mech dp_mechanism, sensitivity float8 DEFAULT 1) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_james_stein_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_james_stein(jsonb, dp_mechanism, float8) IS
+	'positive-part James-Stein shrinkage of a released histogram, given the mechanism that produced it';
+CREATE FUNCTION dp_james_stein(released float8[], mech dp_mechanism, sensitivity float8 DEFAULT 1) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'dp_james_stein_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_james_stein(float8[], dp_mechanism, float8) IS
+	'positive-part James-Stein shrinkage of released values, given the mechanism and sensitivity';
+CREATE FUNCTION dp_soft_threshold(released jsonb, mech dp_mechanism, sensitivity float8 DEFAULT 1) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_soft_threshold_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_soft_threshold(jsonb, dp_mechanism, float8) IS
+	'soft thresholding of a released histogram at the universal threshold of its noise';
+CREATE FUNCTION dp_soft_threshold(released float8[], mech dp_mechanism, sensitivity float8 DEFAULT 1) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'dp_soft_threshold_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_soft_threshold(float8[], dp_mechanism, float8) IS
+	'soft thresholding of released values at the universal threshold of their noise';
+
+--
+-- Protected tables.  Analysts (roles with a budget) have no privileges on
+-- them; the guard lets through only dp queries, which then read the table
+-- with its owner's rights.
+--
+CREATE TABLE dp_pg.protected_tables (
+	relid oid PRIMARY KEY,
+	privacy_unit name,
+	max_groups_contributed int NOT NULL CHECK (max_groups_contributed >= 1),
+	max_rows_per_unit int NOT NULL CHECK (max_rows_per_unit >= 1),
+	protected_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE dp_pg.public_keys (
+	relid oid NOT NULL REFERENCES dp_pg.protected_tables ON DELETE CASCADE,
+	attname name NOT NULL,
+	keys text[] NOT NULL,
+	PRIMARY KEY (relid, attname)
+);
+REVOKE ALL ON dp_pg.protected_tables, dp_pg.public_keys FROM PUBLIC;
+CREATE FUNCTION dp_pg.invalidate_guard() RETURNS void
+	AS 'MODULE_PATHNAME', 'dp_invalidate_guard' LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION dp_pg.invalidate_guard() FROM PUBLIC;
+-- every change of the protected set reaches every backend's guard at commit
+CREATE FUNCTION dp_pg.protected_tables_changed() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	PERFORM dp_pg.invalidate_guard();
+	RETURN NULL;
+END $$;
+CREATE TRIGGER protected_tables_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.protected_tables
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.protected_tables_changed();
+GRANT SELECT ON dp_pg.protected_tables, dp_pg.public_keys TO PUBLIC;
+-- a dropped table is forgotten (its OID could be reused by another table)
+CREATE FUNCTION dp_pg.forget_dropped() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d JOIN dp_pg.protected_tables p ON p.relid = d.objid
+	           WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0) THEN
+		DELETE FROM dp_pg.protected_tables p USING pg_event_trigger_dropped_objects() d
+		WHERE p.relid = d.objid AND d.classid = 'pg_class'::regclass AND d.objsubid = 0;
+	END IF;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.forget_dropped() FROM PUBLIC;
+CREATE EVENT TRIGGER dp_pg_forget_dropped ON sql_drop EXECUTE FUNCTION dp_pg.forget_dropped();
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.protected_tables', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.public_keys', '');
+
+-- sizes and counters of protected tables (src/guard/stats.c): the guard routes
+-- every call of a size or counter function in a user's query through
+-- masked_call, which returns NULL for relations hidden from the user (and,
+-- for analysts, for cluster-wide counters); hidden_relation masks pg_class
+-- columns and pg_statistic rows.  Called directly they are no more than the
+-- function they wrap.
+CREATE FUNCTION dp_pg.masked_call(fn oid, result anyelement, VARIADIC args "any") RETURNS anyelement
+	AS 'MODULE_PATHNAME', 'dp_masked_call' LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE FUNCTION dp_pg.masked_call_volatile(fn oid, result anyelement, VARIADIC args "any") RETURNS anyelement
+	AS 'MODULE_PATHNAME', 'dp_masked_call' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+CREATE FUNCTION dp_pg.hidden_relation(relid oid) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_hidden_relation' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.hidden_relation(oid) IS
+	'true if the size and statistics of this relation are hidden from the current user';
+
+-- Table pickers (Metabase lists a table only where the role holds a column
+-- privilege, Superset reads information_schema): dp_pg.protect() grants
+-- SELECT on a protected table to dp_pg_analyst, the group every role with a
+-- budget is a member of (set_budget grants it, drop_budget revokes it), and
+-- gives that group a restrictive row-level security policy whose qual,
+-- dp_pg.analyst_rows(), is false: without the guard (dp_pg not loaded) the
+-- grant reads no row; the guard drops that qual from the dp query it reads
+-- for an analyst (the table owner's reads are exempt from row-level security
+-- anyway).  A table without row-level security before gets a permissive
+-- policy for everyone else, so that no other role's access changes.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'dp_pg_analyst') THEN
+		CREATE ROLE dp_pg_analyst NOLOGIN;
+	END IF;
+END $$;
+CREATE FUNCTION dp_pg.analyst_rows() RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_analyst_rows' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.analyst_rows() IS
+	'false: the qual of the policy that gives dp_pg_analyst no row of a protected table outside the guard';
+
+CREATE FUNCTION dp_pg.revoke_from_analysts(tbl regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	r regrole;
+BEGIN
+	FOR r IN SELECT b.role FROM dp_pg.budgets b
+	         WHERE has_table_privilege(b.role, tbl, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
+	           AND b.role <> (SELECT relowner FROM pg_class WHERE oid = tbl)
+	LOOP
+		EXECUTE format('REVOKE ALL ON %s FROM %s', tbl, r);
+		RAISE WARNING 'revoked the privileges of analyst % on protected table %', r, tbl;
+	END LOOP;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.revoke_from_analysts(regclass) FROM PUBLIC;
+
+CREATE FUNCTION dp_pg.protect(tbl regclass, privacy_unit name DEFAULT NULL,
+	max_groups_contributed int DEFAULT 1, max_rows_per_unit int DEFAULT 1)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	kind "char";
+	seq regclass;
+	r regrole;
+BEGIN
+	IF tbl IS NULL THEN
+		RAISE EXCEPTION 'table must not be null' USING ERRCODE = '22004';
+	END IF;
+	SELECT relkind INTO kind FROM pg_class WHERE oid = tbl;
+	IF kind IS DISTINCT FROM 'r' THEN
+		RAISE EXCEPTION 'only plain tables can be protected, "%" is not one', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = tbl OR inhrelid = tbl) THEN
+		RAISE EXCEPTION 'tables with inheritance children or parents cannot be protected yet: "%"', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF privacy_unit IS NOT NULL AND NOT EXISTS (
+		SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = privacy_unit AND attnum > 0 AND NOT attisdropped) THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', privacy_unit, tbl USING ERRCODE = '42703';
+	END IF;
+	IF max_groups_contributed IS NULL OR max_groups_contributed < 1 OR max_groups_contributed > 100000 OR
+	   max_rows_per_unit IS NULL OR max_rows_per_unit < 1 OR max_rows_per_unit > 1000000000 THEN
+		RAISE EXCEPTION 'max_groups_contributed must be between 1 and 100000 and max_rows_per_unit between 1 and 1000000000'
+			USING ERRCODE = '22023';
+	END IF;
+	INSERT INTO dp_pg.protected_tables (relid, privacy_unit, max_groups_contributed, max_rows_per_unit)
+	VALUES (tbl, privacy_unit, max_groups_contributed, max_rows_per_unit)
+	ON CONFLICT (relid) DO UPDATE SET privacy_unit = EXCLUDED.privacy_unit,
+		max_groups_contributed = EXCLUDED.max_groups_contributed,
+		max_rows_per_unit = EXCLUDED.max_rows_per_unit;
+	EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', tbl);
+	-- its sequences count its rows
+	FOR seq IN SELECT d.objid::regclass FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+	           WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+	             AND d.refobjid = tbl AND d.deptype IN ('a', 'i') AND c.relkind = 'S' LOOP
+		EXECUTE format('REVOKE ALL ON SEQUENCE %s FROM PUBLIC', seq);
+	END LOOP;
+	-- analysts must hold no privilege on it (the guard reads it for them)
+	PERFORM dp_pg.revoke_from_analysts(tbl);
+	-- but table pickers list it: SELECT for dp_pg_analyst, whose rows outside
+	-- the guard are none (a restrictive policy); other roles' access unchanged
+	IF NOT (SELECT relrowsecurity FROM pg_class WHERE oid = tbl) THEN
+		EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', tbl);
+		IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_others') THEN
+			EXECUTE format('CREATE POLICY dp_pg_others ON %s USING (true) WITH CHECK (true)', tbl);
+		END IF;
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
+		EXECUTE format('CREATE POLICY dp_pg_analysts ON %s AS RESTRICTIVE FOR SELECT TO dp_pg_analyst USING (dp_pg.analyst_rows())', tbl);
+	END IF;
+	EXECUTE format('GRANT SELECT ON %s TO dp_pg_analyst', tbl);
+	-- its writes make its kept answers miss (src/cache.c), also under session_replication_role = replica
+	-- (made again each time: exactly this trigger, whatever was there before)
+	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
+		EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);
+	END IF;
+	EXECUTE format('CREATE TRIGGER dp_pg_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+		'FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed()', tbl);
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER dp_pg_data_changed', tbl);
+	EXECUTE format('GRANT USAGE ON SCHEMA %I TO dp_pg_analyst',
+		(SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl));
+	-- every role with a budget is in dp_pg_analyst (again, if a grant was rolled back)
+	FOR r IN SELECT b.role FROM dp_pg.budgets b
+	         WHERE EXISTS (SELECT 1 FROM pg_roles WHERE oid = b.role) AND NOT EXISTS (SELECT 1 FROM pg_auth_members m
+	               WHERE m.roleid = 'dp_pg_analyst'::regrole AND m.member = b.role) LOOP
+		EXECUTE format('GRANT dp_pg_analyst TO %s', r);
+	END LOOP;
+END $$;
+COMMENT ON FUNCTION dp_pg.protect(regclass, name, int, int) IS
+	'mark a table private: analysts reach it only through dp aggregates (revokes PUBLIC privileges; SELECT for dp_pg_analyst with a policy that gives it no row outside the guard)';
+
+CREATE FUNCTION dp_pg.unprotect(tbl regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	DELETE FROM dp_pg.protected_tables WHERE relid = tbl;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	-- what protect() added for table pickers goes; other privileges stay as they are
+	EXECUTE format('REVOKE SELECT ON %s FROM dp_pg_analyst', tbl);
+	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
+		EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
+		EXECUTE format('DROP POLICY dp_pg_analysts ON %s', tbl);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_others') THEN
+		EXECUTE format('DROP POLICY dp_pg_others ON %s', tbl);
+		IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl) THEN
+			EXECUTE format('ALTER TABLE %s DISABLE ROW LEVEL SECURITY', tbl);
+		END IF;
+	END IF;
+END $$;
+COMMENT ON FUNCTION dp_pg.unprotect(regclass) IS
+	'remove the protection (its SELECT for dp_pg_analyst and its policies go; other privileges are left as they are)';
+
+CREATE FUNCTION dp_pg.set_public_keys(tbl regclass, col name, keys anyarray) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.protected_tables WHERE relid = tbl) THEN
+		RAISE EXCEPTION 'table "%" is not protected', tbl USING ERRCODE = '22023';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped) THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', col, tbl USING ERRCODE = '42703';
+	END IF;
+	IF keys IS NULL OR cardinality(keys) = 0 THEN
+		RAISE EXCEPTION 'the public key list must not be empty' USING ERRCODE = '22023';
+	END IF;
+	INSERT INTO dp_pg.public_keys (relid, attname, keys) VALUES (tbl, col, keys::text[])
+	ON CONFLICT (relid, attname) DO UPDATE SET keys = EXCLUDED.keys;
+END $$;
+COMMENT ON FUNCTION dp_pg.set_public_keys(regclass, name, anyarray) IS
+	'declare the values of a column public (for grouping by them)';
+REVOKE EXECUTE ON FUNCTION dp_pg.protect(regclass, name, int, int), dp_pg.unprotect(regclass),
+	dp_pg.set_public_keys(regclass, name, anyarray) FROM PUBLIC;
+
+-- Value domains (src/guard/translate.c): the bounds an analyst's plain
+-- sum(col) / avg(col) on a protected table is computed with, besides the
+-- column's CHECK constraints (the intersection of both is used).
+CREATE TABLE dp_pg.column_domains (
+	relid oid NOT NULL REFERENCES dp_pg.protected_tables ON DELETE CASCADE,
+	attname name NOT NULL,
+	lower numeric NOT NULL CHECK (lower > '-Infinity' AND lower < 'Infinity'),
+	upper numeric NOT NULL CHECK (upper > '-Infinity' AND upper < 'Infinity'),
+	CHECK (lower <= upper),
+	PRIMARY KEY (relid, attname)
+);
+REVOKE ALL ON dp_pg.column_domains FROM PUBLIC;
+GRANT SELECT ON dp_pg.column_domains TO PUBLIC;
+CREATE TRIGGER column_domains_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.column_domains
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.protected_tables_changed();
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.column_domains', '');
+
+CREATE FUNCTION dp_pg.set_domain(tbl regclass, col name, lower numeric, upper numeric) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	typ regtype;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.protected_tables WHERE relid = tbl) THEN
+		RAISE EXCEPTION 'table "%" is not protected', tbl USING ERRCODE = '22023';
+	END IF;
+	SELECT atttypid INTO typ FROM pg_attribute WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped;
+	IF typ IS NULL THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', col, tbl USING ERRCODE = '42703';
+	END IF;
+	IF typ NOT IN ('int2'::regtype, 'int4', 'int8', 'float4', 'float8', 'numeric') THEN
+		RAISE EXCEPTION 'column "%" of "%" is of type %, not a number', col, tbl, typ USING ERRCODE = '42804';
+	END IF;
+	IF lower IS NULL AND upper IS NULL THEN
+		DELETE FROM dp_pg.column_domains WHERE relid = tbl AND attname = col;
+		RETURN;
+	END IF;
+	IF lower IS NULL OR upper IS NULL OR lower = 'NaN' OR upper = 'NaN' OR lower IN ('Infinity', '-Infinity')
+	   OR upper IN ('Infinity', '-Infinity') OR lower > upper THEN
+		RAISE EXCEPTION 'a value domain needs finite bounds with lower <= upper (both NULL removes it)'
+			USING ERRCODE = '22023';
+	END IF;
+	INSERT INTO dp_pg.column_domains (relid, attname, lower, upper) VALUES (tbl, col, lower, upper)
+	ON CONFLICT (relid, attname) DO UPDATE SET lower = EXCLUDED.lower, upper = EXCLUDED.upper;
+END $$;
+COMMENT ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) IS
+	'declare (or with NULL, NULL remove) the value domain of a numeric column of a protected table: the bounds of plain sum() / avg()';
+REVOKE EXECUTE ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) FROM PUBLIC;
+
+-- The released-answer cache (src/cache.c; docs/privacy.md, "The released-answer
+-- cache").  Every transaction that writes a protected table adds (relid, 1)
+-- here through the table's statement trigger dp_pg_data_changed (relid 0:
+-- the protection settings); a query's answer is served again only while the
+-- writes its snapshot sees are those its answer was computed on.  Read by
+-- dp_pg itself only: no role may read write counts of protected tables.
+CREATE TABLE dp_pg.data_changes (
+	relid oid NOT NULL,
+	writes bigint NOT NULL
+);
+REVOKE ALL ON dp_pg.data_changes FROM PUBLIC;
+CREATE FUNCTION dp_pg.data_changed() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'dp_data_changed' LANGUAGE C;
+CREATE TRIGGER dp_pg_data_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.protected_tables
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed('settings');
+CREATE TRIGGER dp_pg_data_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.public_keys
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed('settings');
+CREATE TRIGGER dp_pg_data_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.column_domains
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed('settings');
+
+CREATE FUNCTION dp_pg.answer_cache_rows(OUT roles regrole[], OUT database oid, OUT released_at timestamptz,
+	OUT last_served timestamptz, OUT nrows bigint, OUT bytes bigint, OUT epsilon float8, OUT delta float8,
+	OUT query text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_answer_cache_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_pg.clear_answer_cache(role regrole DEFAULT NULL) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'dp_clear_answer_cache' LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION dp_pg.answer_cache_rows(), dp_pg.clear_answer_cache(regrole) FROM PUBLIC;
+CREATE VIEW dp_pg.answer_cache AS SELECT * FROM dp_pg.answer_cache_rows();
+REVOKE ALL ON dp_pg.answer_cache FROM PUBLIC;
+COMMENT ON VIEW dp_pg.answer_cache IS
+	'the kept answers of every budget set (superuser): served again uncharged to the same budgets until a table they read changes';
+COMMENT ON FUNCTION dp_pg.clear_answer_cache(regrole) IS
+	'remove the kept answers (all, or those charged to role); returns how many';
+
+-- Error bars of the session's last dp query (served from the cache or not):
+-- one row per call site; free (public parameters only).
+CREATE FUNCTION dp_pg.last_release_rows(OUT site int, OUT aggregate text, OUT mechanism text,
+	OUT noise_sd float8, OUT ci95_halfwidth float8, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT from_cache boolean, OUT released_at timestamptz)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_last_releases' LANGUAGE C VOLATILE;
+CREATE VIEW dp_pg.last_releases AS SELECT * FROM dp_pg.last_release_rows();
+CREATE FUNCTION dp_pg.error_bars(query text, OUT site int, OUT aggregate text, OUT mechanism text,
+	OUT noise_sd float8, OUT ci95_halfwidth float8, OUT epsilon float8, OUT delta float8, OUT rho float8)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_error_bars' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.error_bars(text) IS
+	'the error bars a query''s answers have: planned, not run, not charged (its noise depends on public parameters only)';
+GRANT SELECT ON dp_pg.last_releases TO PUBLIC;
+COMMENT ON VIEW dp_pg.last_releases IS
+	'the noise of each value the session''s last dp query released: standard deviation and the half-width h of a 95% interval (answer - h, answer + h) around the true answer, clamping and unit bounding aside';
+
+-- a run-time constant of an analyst's row predicate (now(), $1 + 1): the guard
+-- wraps it in this, and it is computed once before the query runs (src/callsite.c);
+-- anywhere else it is the identity
+CREATE FUNCTION dp_pg.run_constant(anyelement) RETURNS anyelement
+	AS 'MODULE_PATHNAME', 'dp_run_constant' LANGUAGE C STABLE PARALLEL SAFE;
+-- a bound LIKE pattern ($1 in name LIKE $1): computed and checked (no trailing
+-- escape character) once before the query runs, like a run-time constant
+CREATE FUNCTION dp_pg.run_like_pattern(text) RETURNS text
+	AS 'MODULE_PATHNAME', 'dp_run_constant' LANGUAGE C STABLE PARALLEL SAFE;
+
+-- the key window of a generalising expression's column (src/guard/keys.c): a
+-- finite date or time outside [500 BC, 200000 AD] or a NaN is NULL, a numeric
+-- beyond +-1e300 is +-Infinity; the guard reads a column through it wherever
+-- date_trunc, extract, width_bucket, floor, round or a cast to date applies
+CREATE FUNCTION dp_pg.key_window(date) RETURNS date
+	AS 'MODULE_PATHNAME', 'dp_key_window_date' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(timestamp) RETURNS timestamp
+	AS 'MODULE_PATHNAME', 'dp_key_window_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(timestamptz) RETURNS timestamptz
+	AS 'MODULE_PATHNAME', 'dp_key_window_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_key_window_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(real) RETURNS real
+	AS 'MODULE_PATHNAME', 'dp_key_window_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_window(numeric) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_key_window_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- a generalising expression with a bound parameter among its constants is
+-- checked on the key window's edges before the query runs: true, once its
+-- argument was computed without error
+CREATE FUNCTION dp_pg.run_check(anyelement) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_run_check' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+-- before extract's field is cast to an integer: NaN and +-Infinity are NULL
+CREATE FUNCTION dp_pg.key_finite(numeric) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_key_finite_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.key_finite(float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_key_finite_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- a numeric value clamped to [lower, upper] as float8, never an error (the
+-- argument of a translated avg over a numeric column)
+CREATE FUNCTION dp_pg.clamp_float8(x numeric, lower float8, upper float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_clamp_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- private partition selection for GROUP BY on a non-public key (the guard adds
+-- it to HAVING for analysts; anyone may use it): true iff the group's noisy
+-- row count reaches the threshold of dp_pg.partition_threshold(mech)
+CREATE FUNCTION dp_pg.partition_keep_final(int8) RETURNS bool
+	AS 'MODULE_PATHNAME', 'dp_partition_keep_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.partition_keep(dp_mechanism) (
+	SFUNC = pg_catalog.int8inc_any,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_pg.partition_keep_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_pg.partition_keep(dp_mechanism) IS
+	'private partition selection: release this group only if its noisy count reaches the threshold';
+
+--
+-- Privacy units (src/guard.c rewrites a dp query on a table with a privacy
+-- unit into these; analysts may not call them directly).  Each input row is
+-- one (unit, cell) of the bounded query: its contribution, already bounded
+-- per unit, then the trailing arguments of the bounded form: for sums
+-- (groups), for histograms (weight, rows, groups).  groups: the most cells a
+-- unit keeps, over which the mechanism is split (src/cost.c).
+--
+CREATE FUNCTION dp_pg.unit_priority() RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_unit_priority' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.unit_priority() IS
+	'a uniformly random int8 from the secure generator (orders a unit''s cells for sampling)';
+CREATE FUNCTION dp_pg.histogram_bucket(float8, float8, float8, int4) RETURNS int4
+	AS 'MODULE_PATHNAME', 'dp_histogram_bucket' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.histogram_bucket(float8, float8, float8, int4) IS
+	'the 0-based bin of x in dp_histogram(x, lower, upper, nbins, mech); NULL for NULL or NaN';
+
+-- a unit's sum of clamped float8 values: IEEE addition, no overflow ERROR
+CREATE FUNCTION dp_pg.unit_float_sum_trans(float8, float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_unit_float_sum' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.unit_float_sum(float8) (
+	SFUNC = dp_pg.unit_float_sum_trans,
+	STYPE = float8,
+	COMBINEFUNC = dp_pg.unit_float_sum_trans,
+	PARALLEL = SAFE
+);
+
+-- a unit's kept cells (at most g), aggregated while scanning (src/agg_units.c);
+-- the result is internal: only dp_pg.unit_cell reads it
+-- unit_seed is declared STABLE: callsite.c binds it to one value per
+-- execution, and the planner must see the guard's identical unit_cells calls
+-- as one aggregate (each unit_cell reads the same state)
+CREATE FUNCTION dp_pg.unit_seed() RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_unit_seed' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.unit_seed() IS
+	'the secret seed of dp_pg.unit_cells'' priorities (bound once per execution)';
+CREATE FUNCTION dp_pg.unit_cells_trans(internal, internal, text, int8, VARIADIC "any") RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_unit_cells_trans' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.unit_cells_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_unit_cells_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.unit_cells_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME', 'dp_unit_cells_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.unit_cells_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_unit_cells_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.unit_cells(internal, text, int8, VARIADIC "any") (
+	SFUNC = dp_pg.unit_cells_trans,
+	STYPE = internal,
+	SSPACE = 96,
+	COMBINEFUNC = dp_pg.unit_cells_combine,
+	SERIALFUNC = dp_pg.unit_cells_serialize,
+	DESERIALFUNC = dp_pg.unit_cells_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_pg.unit_cells(internal, text, int8, VARIADIC "any") IS
+	'a privacy unit''s cells: the g of least keyed-hash priority, with their accumulators (written by the guard)';
+CREATE FUNCTION dp_pg.unit_cell(internal, int4, anyelement) RETURNS SETOF anyelement
+	AS 'MODULE_PATHNAME', 'dp_unit_cell' LANGUAGE C VOLATILE PARALLEL SAFE ROWS 2;
+COMMENT ON FUNCTION dp_pg.unit_cell(internal, int4, anyelement) IS
+	'one field of each cell kept by dp_pg.unit_cells (written by the guard)';
+
+CREATE FUNCTION dp_pg.bounded_sum_int8_trans(internal, int8, int8, int8, dp_mechanism, int4) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_sum_int8_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_sum(int8, int8, int8, dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_sum_int8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_int8_deserialize,
+	FINALFUNC = dp_sum_int8_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION dp_pg.bounded_count_final(internal) RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_bounded_count_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_count(int8, int8, int8, dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_sum_int8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_int8_deserialize,
+	FINALFUNC = dp_pg.bounded_count_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION dp_pg.bounded_sum_float8_trans(internal, float8, float8, float8, dp_mechanism, int4) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_sum_float8_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_sum(float8, float8, float8, dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_sum_float8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_float8_deserialize,
+	FINALFUNC = dp_sum_float8_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION dp_pg.bounded_sum_numeric_trans(internal, numeric, numeric, numeric, dp_mechanism, int4) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_sum_numeric_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_sum(numeric, numeric, numeric, dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_sum_numeric_trans,
+	STYPE = internal,
+	SSPACE = 128,
+	COMBINEFUNC = pg_catalog.numeric_avg_combine,
+	SERIALFUNC = pg_catalog.numeric_avg_serialize,
+	DESERIALFUNC = pg_catalog.numeric_avg_deserialize,
+	FINALFUNC = dp_sum_numeric_final,
+	PARALLEL = SAFE
+);
+
+CREATE FUNCTION dp_pg.bounded_avg_trans(internal, float8, float8, float8, dp_mechanism, int8, int8, int4) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_avg_wtrans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_avg(float8, float8, float8, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_avg_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_avg_deserialize,
+	FINALFUNC = dp_avg_final,
+	PARALLEL = SAFE
+);
+
+CREATE FUNCTION dp_pg.bounded_histogram_bins_trans(internal, anycompatible, anycompatiblearray, dp_mechanism, int8, int8, int4)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_histogram_bins_wtrans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_histogram_bins(anycompatible, anycompatiblearray, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_histogram_bins_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_counts_combine,
+	SERIALFUNC = dp_histogram_counts_serialize,
+	DESERIALFUNC = dp_histogram_counts_deserialize,
+	FINALFUNC = dp_histogram_bins_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION dp_pg.bounded_histogram_width_trans(internal, float8, float8, float8, int4, dp_mechanism, int8, int8, int4)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_histogram_width_wtrans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_histogram_width(float8, float8, float8, int4, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_histogram_width_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_counts_combine,
+	SERIALFUNC = dp_histogram_counts_serialize,
+	DESERIALFUNC = dp_histogram_counts_deserialize,
+	FINALFUNC = dp_histogram_width_final,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION dp_pg.bounded_histogram_keys_trans(internal, anyelement, dp_mechanism, int8, int8, int4)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_histogram_keys_wtrans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_histogram_keys(anyelement, dp_mechanism, int8, int8, int4) (
+	SFUNC = dp_pg.bounded_histogram_keys_trans,
+	STYPE = internal,
+	COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize,
+	DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_histogram_keys_final,
+	PARALLEL = SAFE
+);
+-- partition selection over (unit, group) rows: counts the units of a group
+CREATE FUNCTION dp_pg.bounded_partition_keep_trans(int8, dp_mechanism, int4) RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_count_trans' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE dp_pg.bounded_partition_keep(dp_mechanism, int4) (
+	SFUNC = dp_pg.bounded_partition_keep_trans,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_pg.partition_keep_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
