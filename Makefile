@@ -23,6 +23,7 @@ OBJS = \
 	src/agg_histogram.o \
 	src/agg_quantile.o \
 	src/agg_units.o \
+	src/canonical.o \
 	src/postprocess.o \
 	src/core/accountant.o \
 	src/ledger.o \
@@ -39,6 +40,8 @@ OBJS = \
 	src/guard/units.o \
 	src/guard/translate.o \
 	src/guard/keys.o \
+	src/guard/canonical.o \
+	src/guard/unitkeys.o \
 	src/guard/reads.o \
 	src/hooks.o
 

@@ -477,6 +477,7 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	}
 	DpTranslatePlainAggregates(parse, p);
 	DpShapeValidate(parse, p, &shape);
+	DpRefuseUnitGroups(parse, p, shape.prot_rti);
 	d = DpReleaseSplit(parse, &shape);
 	DpElevate(d, rt_fetch(shape.prot_rti, d->rtable));
 	if (DpUnitBoundOf(p, &ub))
@@ -486,6 +487,7 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	}
 	else
 		DpGroupRelease(d, p->relid);
+	DpCanonicalReleasedKeys(d);
 }
 
 /* An analyst's query that reads a protected table: validate, split, rewrite. */

@@ -45,6 +45,9 @@
  *  6. A public table joins a protected one only when no analyst can shape it
  *     and each protected row provably meets at most one of its rows.  [shape.c]
  *  7. No request can make another's charge fail (ledger.c).
+ *  8. A released key (GROUP BY key, histogram label, DISTINCT value) is a
+ *     function of its equality class, never of one row's spelling of it:
+ *     released in a canonical spelling, or refused.  [canonical.c]
  */
 #ifndef DP_GUARD_H
 #define DP_GUARD_H
@@ -237,6 +240,7 @@ extern Oid	DpAnalystRowsFunction(void);
 
 /* keys.c — generalising expressions of a column (date_trunc, extract, width_bucket, ...) */
 extern bool DpIsGeneralising(Node *node);
+extern bool DpIsKeyWindowCall(Node *node);
 extern Node *DpGeneralise(Node *node, Bitmapset *rtis, const char *where);
 extern ArrayType *DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti);
 extern void DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *where);
@@ -254,6 +258,20 @@ extern Oid	DpClampFloat8Function(void);
 
 /* Split a validated query into the DP level (returned) and post-processing over it (q). */
 extern Query *DpReleaseSplit(Query *q, DpShape *shape);
+
+/* ------------------------------------------------------------------------
+ * canonical.c — released keys are functions of their equality class
+ * ------------------------------------------------------------------------
+ */
+
+/* Release the DP level's row keys in their canonical spelling; ERROR for keys without one. */
+extern void DpCanonicalReleasedKeys(Query *d);
+
+/* ERROR before the charge if values of key, released as what, have no canonical spelling. */
+extern void DpCanonicalCheckKey(Node *key, const char *what);
+
+/* unitkeys.c: ERROR before the charge if every group of validated query q would be a single unit. */
+extern void DpRefuseUnitGroups(Query *q, DpProtected *p, int prot_rti);
 
 /* ------------------------------------------------------------------------
  * groups.c — GROUP BY: public keys or partition selection
