@@ -42,6 +42,7 @@ OBJS = \
 	src/guard/keys.o \
 	src/guard/canonical.o \
 	src/guard/unitkeys.o \
+	src/guard/ddl.o \
 	src/guard/reads.o \
 	src/hooks.o
 

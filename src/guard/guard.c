@@ -560,6 +560,9 @@ DpGuardUtility(PlannedStmt *pstmt)
 {
 	if (DpSessionIsSuperuser())
 		return;
+	/* messages of the statement stay at NOTICE and above (session.c) */
+	if (DpSessionIsAnalyst())
+		DpSessionMessageFloor();
 	/* the SELECT analysts hold for table pickers does not let them lock a protected table */
 	if (IsA(pstmt->utilityStmt, LockStmt) && DpSessionIsAnalyst())
 	{
@@ -576,6 +579,8 @@ DpGuardUtility(PlannedStmt *pstmt)
 	}
 	DpTrustCheckUtility(pstmt->utilityStmt);
 	DpStatsCheckUtility(pstmt->utilityStmt);
+	if (DpSessionIsAnalyst())
+		DpDdlCheckUtility(pstmt->utilityStmt);
 }
 
 /* Set up the guard's caches (from _PG_init, preloaded only). */

@@ -381,6 +381,9 @@ extern void DpGuardBeforePlanning(Query *parse, DpPlanCheck *check);
 /* After planning: the final plan's checks and stamp. */
 extern void DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check);
 
+/* ddl.c: ERROR if an analyst's utility statement would read a protected table or change what one depends on. */
+extern void DpDdlCheckUtility(Node *stmt);
+
 /* ProcessUtility: the guard's checks of utility statements. */
 extern void DpGuardUtility(PlannedStmt *pstmt);
 
