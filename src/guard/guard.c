@@ -558,10 +558,14 @@ DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 void
 DpGuardUtility(PlannedStmt *pstmt)
 {
+	/* an EXECUTE's plan is checked, and gets the message floor, when it starts (reads.c) */
+	bool		analyst;
+
 	if (DpSessionIsSuperuser())
 		return;
+	analyst = !IsA(pstmt->utilityStmt, ExecuteStmt) && DpSessionIsAnalyst();
 	/* messages of the statement stay at NOTICE and above (session.c) */
-	if (DpSessionIsAnalyst())
+	if (analyst)
 		DpSessionMessageFloor();
 	/* the SELECT analysts hold for table pickers does not let them lock a protected table */
 	if (IsA(pstmt->utilityStmt, LockStmt) && DpSessionIsAnalyst())
@@ -579,7 +583,8 @@ DpGuardUtility(PlannedStmt *pstmt)
 	}
 	DpTrustCheckUtility(pstmt->utilityStmt);
 	DpStatsCheckUtility(pstmt->utilityStmt);
-	if (DpSessionIsAnalyst())
+	/* nothing that reads a protected table or acts on what one depends on (ddl.c) */
+	if (analyst)
 		DpDdlCheckUtility(pstmt->utilityStmt);
 }
 
