@@ -723,12 +723,14 @@ DpClosureFind(HTAB *closure, Oid classid, Oid objid)
 static Oid
 DpObjectOwner(Oid classid, Oid objid)
 {
-	AttrNumber	owner_att = get_object_attnum_owner(classid);
+	AttrNumber	owner_att;
 	Relation	catalog;
 	HeapTuple	tup;
 	Oid			owner = InvalidOid;
 
-	if (owner_att == InvalidAttrNumber)
+	/* columns' defaults, constraints, triggers and the like belong to their table */
+	if (!is_objectclass_supported(classid) ||
+		(owner_att = get_object_attnum_owner(classid)) == InvalidAttrNumber)
 		return InvalidOid;
 	catalog = table_open(classid, AccessShareLock);
 	tup = get_catalog_object_by_oid(catalog, get_object_attnum_oid(classid), objid);
@@ -847,24 +849,27 @@ DpDdlCheckUtility(Node *stmt)
 	{
 		HASH_SEQ_STATUS seq;
 		DpDepEntry *e;
+		DpDepEntry *first = NULL;
 
+		/* the oldest such object (the least OID), so that the message does not depend on the hash */
 		hash_seq_init(&seq, closure);
 		while ((e = hash_seq_search(&seq)) != NULL)
 		{
 			Oid			owner = DpObjectOwner(e->classid, e->objid);
 
-			if (OidIsValid(owner) && list_member_oid(t.owner_roles, owner))
-			{
-				ObjectAddress a = {e->classid, e->objid, 0};
-				char	   *what = getObjectDescription(&a, true);
-				char	   *table = get_rel_name(e->root);
+			if (OidIsValid(owner) && list_member_oid(t.owner_roles, owner) &&
+				(first == NULL || e->objid < first->objid ||
+				 (e->objid == first->objid && e->classid < first->classid)))
+				first = e;
+		}
+		if (first != NULL)
+		{
+			ObjectAddress a = {first->classid, first->objid, 0};
 
-				hash_seq_term(&seq);
-				DpDdlRefuse(psprintf("%s may not act on %s: protected table \"%s\" depends on it",
-									 t.command, what, table),
-							"Changing it could change the protected table's definition.",
-							"Ask a DBA to reassign or drop the object.");
-			}
+			DpDdlRefuse(psprintf("%s may not act on %s: protected table \"%s\" depends on it",
+								 t.command, getObjectDescription(&a, true), get_rel_name(first->root)),
+						"Changing it could change the protected table's definition.",
+						"Ask a DBA to reassign or drop the object.");
 		}
 	}
 }
