@@ -28,7 +28,8 @@
  *     plan choice and selectivity code evaluate nothing against its values);
  *     functions that reveal sizes and counters of protected tables run only
  *     through dp_pg.masked_call, which returns NULL for them, and are refused
- *     anywhere else; messages below NOTICE never reach an analyst.  [stats.c]
+ *     anywhere else [stats.c]; messages below NOTICE never reach an analyst
+ *     (a check hook on client_min_messages) [session.c].
  *  3. Every read of a protected table in an analyst's session is the DP level
  *     of a validated query, read with the owner's rights for that plan only:
  *     reads that appear after the guard looked (inlined SQL functions,
@@ -48,6 +49,9 @@
  *  8. A released key (GROUP BY key, histogram label, DISTINCT value) is a
  *     function of its equality class, never of one row's spelling of it:
  *     released in a canonical spelling, or refused.  [canonical.c]
+ *  9. Nothing an analyst runs — utility statements included — makes
+ *     PostgreSQL read a protected table outside a DP level, or changes what
+ *     a protected table depends on: refused before it runs.  [ddl.c]
  */
 #ifndef DP_GUARD_H
 #define DP_GUARD_H
