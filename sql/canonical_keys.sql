@@ -70,13 +70,17 @@ SELECT dp_pg.set_public_keys('ck.dup', 'amount', ARRAY['5', '5.000', '7']);
 SELECT dp_pg.set_public_keys('ck.dup', 'tci', ARRAY['key', 'KEY', 'other']);
 SELECT dp_pg.set_budget('ck_ana', 1000, 1e-3);
 
--- the analyst's number of charges, and a statement's outcome ("ok" or its SQLSTATE, "[CHARGED]")
-CREATE FUNCTION ck.charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'ck_ana'::regrole AND kind = 'charge'
+-- a statement's outcome for the session's analyst: "ok" or its SQLSTATE and
+-- message, and " [CHARGED]" if its ledger grew (also used by unit_groups.sql
+-- and ddl_fence.sql, which run after this file)
+CREATE SCHEMA IF NOT EXISTS dp_test;
+GRANT USAGE ON SCHEMA dp_test TO PUBLIC;
+CREATE FUNCTION dp_test.session_charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
+	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = session_user::regrole AND kind = 'charge'
 $$;
-CREATE FUNCTION ck.try(q text) RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION dp_test.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-	before bigint := ck.charges();
+	before bigint := dp_test.session_charges();
 	r text;
 BEGIN
 	BEGIN
@@ -85,12 +89,12 @@ BEGIN
 	EXCEPTION WHEN OTHERS THEN
 		r := SQLSTATE || ': ' || SQLERRM;
 	END;
-	IF ck.charges() <> before THEN
+	IF dp_test.session_charges() <> before THEN
 		r := r || ' [CHARGED]';
 	END IF;
 	RETURN r;
 END $$;
-GRANT EXECUTE ON FUNCTION ck.charges(), ck.try(text) TO ck_ana;
+GRANT EXECUTE ON FUNCTION dp_test.session_charges(), dp_test.outcome(text) TO PUBLIC;
 
 SET SESSION AUTHORIZATION ck_ana;
 -- 3. GROUP BY through partition selection: the canonical spelling of each key
@@ -125,7 +129,7 @@ RESET dp_pg.debug_unit_cells;
 SET SESSION AUTHORIZATION ck_ana;
 
 -- 5. keys without a canonical spelling: refused, nothing charged
-SELECT ck.try(q) AS result, q AS statement FROM unnest(ARRAY[
+SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$SELECT tci, dp_count(*) FROM ck.pay GROUP BY tci$q$,
 	$q$SELECT lower(tci), dp_count(*) FROM ck.pay GROUP BY 1$q$,
 	$q$SELECT tv, dp_count(*) FROM ck.pay GROUP BY tv$q$,

@@ -54,27 +54,7 @@ INSERT INTO dfa.kept SELECT g FROM generate_series(1, 10) g;
 SELECT dp_pg.protect('dfa.kept');
 SELECT dp_pg.set_budget('df_ana', 1000, 1e-3);
 
-CREATE FUNCTION df.charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'df_ana'::regrole AND kind = 'charge'
-$$;
--- a statement's outcome: "ok" or its SQLSTATE and message, "[CHARGED]" if the ledger grew
-CREATE FUNCTION df.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	before bigint := df.charges();
-	r text;
-BEGIN
-	BEGIN
-		EXECUTE q;
-		r := 'ok';
-	EXCEPTION WHEN OTHERS THEN
-		r := SQLSTATE || ': ' || SQLERRM;
-	END;
-	IF df.charges() <> before THEN
-		r := r || ' [CHARGED]';
-	END IF;
-	RETURN r;
-END $$;
-GRANT EXECUTE ON FUNCTION df.charges(), df.try(text) TO df_ana;
+-- statements' outcomes: dp_test.outcome (sql/canonical_keys.sql)
 -- what the DBA's tables look like before
 CREATE TABLE df.shape AS
 SELECT c.relname, count(DISTINCT k.oid) AS constraints, count(DISTINCT a.attnum) AS columns
@@ -85,7 +65,7 @@ GROUP BY c.relname;
 
 SET SESSION AUTHORIZATION df_ana;
 -- 1. objects a protected table depends on: refused before they run, nothing charged
-SELECT df.try(q) AS result, q AS statement FROM unnest(ARRAY[
+SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	-- the table a foreign key references: a type change re-checks the key on every protected row
 	$q$ALTER TABLE dfa.codes ALTER COLUMN code TYPE name$q$,
 	$q$ALTER TABLE dfa.codes ALTER COLUMN code TYPE varchar(10)$q$,
@@ -111,6 +91,15 @@ SELECT df.try(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$ALTER TYPE dfa.mood ADD VALUE 'angry'$q$,
 	$q$ALTER TYPE dfa.mood RENAME VALUE 'calm' TO 'serene'$q$,
 	$q$DROP TYPE dfa.mood CASCADE$q$,
+	$q$ALTER TYPE dfa.mood RENAME TO mood2$q$,
+	$q$ALTER TYPE dfa.mood OWNER TO df_ana$q$,
+	$q$ALTER TYPE dfa.mood SET SCHEMA df$q$,
+	$q$ALTER DOMAIN dfa.pos RENAME TO pos2$q$,
+	$q$ALTER DOMAIN dfa.posv RENAME CONSTRAINT posv_check TO posv_check2$q$,
+	$q$GRANT USAGE ON TYPE dfa.mood TO PUBLIC$q$,
+	$q$GRANT USAGE ON DOMAIN dfa.pos TO PUBLIC$q$,
+	$q$COMMENT ON TYPE dfa.mood IS 'x'$q$,
+	$q$COMMENT ON DOMAIN dfa.pos IS 'x'$q$,
 	$q$ALTER SEQUENCE dfa.seq RESTART$q$,
 	$q$DROP SEQUENCE dfa.seq CASCADE$q$,
 	$q$ALTER COLLATION dfa.coll REFRESH VERSION$q$,
@@ -138,7 +127,7 @@ SELECT df.try(q) AS result, q AS statement FROM unnest(ARRAY[
 ]) AS q;
 
 -- 2. protected tables themselves, and foreign keys to them
-SELECT df.try(q) AS result, q AS statement FROM unnest(ARRAY[
+SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$COPY df.rows TO '/dev/null'$q$,
 	$q$COPY df.child (what) TO '/dev/null'$q$,
 	$q$ANALYZE df.rows$q$,
@@ -153,13 +142,13 @@ SELECT df.try(q) AS result, q AS statement FROM unnest(ARRAY[
 -- protected table is refused by the planner's guard whatever the protected rows
 -- (a referenced code and an unreferenced one give the same answer); an update
 -- that keeps the key runs no such query
-SELECT df.try($q$DELETE FROM dfa.codes WHERE code = 'c1'$q$) AS referenced,
-       df.try($q$INSERT INTO dfa.codes VALUES ('c99', 'new')$q$) AS inserted,
-       df.try($q$DELETE FROM dfa.codes WHERE code = 'c99'$q$) AS unreferenced,
-       df.try($q$UPDATE dfa.codes SET label = 'changed'$q$) AS same_keys;
+SELECT dp_test.outcome($q$DELETE FROM dfa.codes WHERE code = 'c1'$q$) AS referenced,
+       dp_test.outcome($q$INSERT INTO dfa.codes VALUES ('c99', 'new')$q$) AS inserted,
+       dp_test.outcome($q$DELETE FROM dfa.codes WHERE code = 'c99'$q$) AS unreferenced,
+       dp_test.outcome($q$UPDATE dfa.codes SET label = 'changed'$q$) AS same_keys;
 
 -- 4. the analyst's objects that no protected table depends on stay its own
-SELECT df.try(q) AS result, q AS statement FROM unnest(ARRAY[
+SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$CREATE TABLE dfa.free (id int PRIMARY KEY, code text REFERENCES dfa.codes)$q$,
 	$q$ALTER TABLE dfa.free ADD COLUMN note text$q$,
 	$q$CREATE INDEX ON dfa.free (note)$q$,
@@ -173,7 +162,7 @@ RESET SESSION AUTHORIZATION;
 -- 5. a database owner would vacuum, analyze and reindex every table: unnamed, refused
 DO $$ BEGIN EXECUTE format('ALTER DATABASE %I OWNER TO df_ana', current_database()); END $$;
 SET SESSION AUTHORIZATION df_ana;
-SELECT df.try(q) AS result, q AS statement FROM unnest(ARRAY[
+SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$VACUUM$q$,
 	$q$ANALYZE$q$,
 	$q$VACUUM (ANALYZE)$q$,
@@ -189,7 +178,7 @@ FROM pg_class c JOIN df.shape s ON s.relname = c.relname LEFT JOIN pg_constraint
      LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE c.oid IN ('df.rows'::regclass, 'df.child'::regclass, 'df.part'::regclass, 'dfa.kept'::regclass)
 GROUP BY c.relname, s.constraints, s.columns ORDER BY 1;
-SELECT df.charges() AS charges;
+SELECT count(*) AS charges FROM dp_pg.ledger_entries WHERE role = 'df_ana'::regrole AND kind = 'charge';
 -- the DBA (a superuser) still changes what the tables depend on
 ALTER TABLE dfa.codes ADD COLUMN z int;
 ALTER DOMAIN dfa.pos SET NOT NULL;

@@ -31,31 +31,11 @@ INSERT INTO ugk.tags SELECT g, 't' || g FROM generate_series(1, 1000) g;
 GRANT SELECT ON ugk.tags TO PUBLIC;
 SELECT dp_pg.set_budget('ugk_ana', 1000, 1e-3);
 
-CREATE FUNCTION ugk.charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'ugk_ana'::regrole AND kind = 'charge'
-$$;
--- a statement's outcome: "ok" or its SQLSTATE and message, "[CHARGED]" if the ledger grew
-CREATE FUNCTION ugk.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	before bigint := ugk.charges();
-	r text;
-BEGIN
-	BEGIN
-		EXECUTE q;
-		r := 'ok';
-	EXCEPTION WHEN OTHERS THEN
-		r := SQLSTATE || ': ' || SQLERRM;
-	END;
-	IF ugk.charges() <> before THEN
-		r := r || ' [CHARGED]';
-	END IF;
-	RETURN r;
-END $$;
-GRANT EXECUTE ON FUNCTION ugk.charges(), ugk.try(text) TO ugk_ana;
+-- statements' outcomes: dp_test.outcome (sql/canonical_keys.sql)
 
 SET SESSION AUTHORIZATION ugk_ana;
 -- 1. every group one unit (or one row): refused, nothing charged
-SELECT ugk.try(q) AS result, q AS statement FROM unnest(ARRAY[
+SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$SELECT person, dp_count(*) FROM ugk.visits GROUP BY person$q$,
 	$q$SELECT person, count(*) FROM ugk.visits GROUP BY person$q$,
 	$q$SELECT DISTINCT person FROM ugk.visits$q$,
@@ -75,7 +55,7 @@ SELECT ugk.try(q) AS result, q AS statement FROM unnest(ARRAY[
 -- 2. coarser keys run and are charged: a key that merely reads the unit
 -- (width_bucket), a unique column that may be NULL (its NULL group holds many),
 -- a partial unique index, a LEFT JOIN's key (NULL for every unmatched person)
-SELECT ugk.try(q) AS result, q AS statement FROM unnest(ARRAY[
+SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$SELECT width_bucket(person, 0, 500, 5), dp_count(*) FROM ugk.visits GROUP BY 1$q$,
 	$q$SELECT ward, dp_count(*) FROM ugk.visits GROUP BY ward$q$,
 	$q$SELECT email, dp_count(*) FROM ugk.people GROUP BY email$q$,
@@ -107,7 +87,7 @@ WHERE e.role = 'ugk_ana'::regrole AND e.kind = 'charge' AND e.id = (
 ORDER BY 1;
 SET SESSION AUTHORIZATION ugk_ana;
 -- DISTINCT of anything else stays refused
-SELECT ugk.try(q) AS result, q AS statement FROM unnest(ARRAY[
+SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$SELECT dp_count(DISTINCT ward, 'laplace(epsilon=1)') FROM ugk.visits$q$,
 	$q$SELECT dp_count(DISTINCT id, 'laplace(epsilon=1)') FROM ugk.people$q$
 ]) AS q;

@@ -188,6 +188,12 @@ DpAddObject(DpDdlTargets *t, ObjectType objtype, Node *object, RangeVar *rv)
 		case OBJECT_SUBSCRIPTION:
 		case OBJECT_PARAMETER_ACL:
 			return;				/* shared objects: no protected table depends on them */
+		case OBJECT_TYPE:
+		case OBJECT_DOMAIN:
+			/* ALTER TYPE's RENAME, OWNER, SET SCHEMA and GRANT name a type by a list of names */
+			if (IsA(object, List))
+				object = (Node *) makeTypeNameFromNameList((List *) object);
+			/* FALLTHROUGH */
 		default:
 			{
 				Relation	rel = NULL;

@@ -53,3 +53,15 @@ for k in i1000 n1000 f1000 iv1000 j1000 i100k n100k f100k j100k; do
 	dp_bench_latency trusted "plain_$k" "count(*) GROUP BY $k, trusted role"
 	dp_bench_latency ana "dp_$k" "dp_count GROUP BY $k, analyst (partition selection)"
 done
+
+# the canonical spelling's own cost per call (1 call per row here, 1 per
+# released group in a dp query): count(dp_pg.canonical_key(col)) against
+# count(col) over the same rows (only where the build has the function)
+if [ "$(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc "SELECT to_regprocedure('dp_pg.canonical_key(anyelement)') IS NOT NULL")" = t ]; then
+	for k in n100k f100k iv1000 j100k; do
+		q "call_$k" "SELECT count(dp_pg.canonical_key($k)) FROM prot;"
+		q "nocall_$k" "SELECT count($k) FROM prot;"
+		dp_bench_latency trusted "nocall_$k" "count($k) over $ROWS rows"
+		dp_bench_latency trusted "call_$k" "count(dp_pg.canonical_key($k)) over $ROWS rows"
+	done
+fi
