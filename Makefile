@@ -40,6 +40,10 @@ OBJS = \
 	src/guard/translate.o \
 	src/guard/keys.o \
 	src/guard/reads.o \
+	src/synth/measure.o \
+	src/synth/model.o \
+	src/synth/columns.o \
+	src/synth/synthesize.o \
 	src/hooks.o
 
 DATA = $(wildcard sql/dp_pg--*.sql)
@@ -63,7 +67,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on every header (the tree is small; no stale objects)
-$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h $(srcdir)/src/synth/*.h)
 
 # `make -s print-REGRESS` etc.: let test/all.sh read the test lists from here.
 print-%:
