@@ -302,6 +302,9 @@ SynthBinsInit(SynthColumn *col, double lo, double hi, int bins)
 	double		tmin = -INFINITY,
 				tmax = INFINITY;
 
+	/* a declared domain, not the type's own range (an id's range is no domain) */
+	if (!isfinite(lo) || !isfinite(hi))
+		return false;
 	switch (col->typid)
 	{
 		case INT2OID:

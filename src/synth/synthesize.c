@@ -311,6 +311,7 @@ SynthReadTable(Relation rel, SynthColumn *cols, int ncols, AttrNumber unit_attno
 	Tuplesortstate *sort = NULL;
 	TupleDesc	sortdesc = NULL;
 	TupleTableSlot *sortslot = NULL;
+	TupleTableSlot *putslot = NULL;
 	Form_pg_attribute uatt = NULL;
 	FmgrInfo	ueq;
 
@@ -339,7 +340,8 @@ SynthReadTable(Relation rel, SynthColumn *cols, int ncols, AttrNumber unit_attno
 		for (int j = 0; j < ncols; j++)
 			TupleDescInitEntry(sortdesc, j + 3, NULL, INT4OID, -1, 0);
 		sort = tuplesort_begin_heap(sortdesc, 2, keys, ops, colls, nf, work_mem, NULL, TUPLESORT_NONE);
-		sortslot = MakeSingleTupleTableSlot(sortdesc, &TTSOpsVirtual);
+		putslot = MakeSingleTupleTableSlot(sortdesc, &TTSOpsVirtual);
+		sortslot = MakeSingleTupleTableSlot(sortdesc, &TTSOpsMinimalTuple);
 	}
 
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
@@ -354,19 +356,19 @@ SynthReadTable(Relation rel, SynthColumn *cols, int ncols, AttrNumber unit_attno
 				synth_counts_add(counts, x);
 			else
 			{
-				ExecClearTuple(sortslot);
-				sortslot->tts_values[0] = slot->tts_values[unit_attno - 1];
-				sortslot->tts_isnull[0] = slot->tts_isnull[unit_attno - 1];
-				sortslot->tts_values[1] = Int64GetDatum((int64) dp_rng_u64(DpBackendRng()));
-				sortslot->tts_isnull[1] = false;
+				ExecClearTuple(putslot);
+				putslot->tts_values[0] = slot->tts_values[unit_attno - 1];
+				putslot->tts_isnull[0] = slot->tts_isnull[unit_attno - 1];
+				putslot->tts_values[1] = Int64GetDatum((int64) dp_rng_u64(DpBackendRng()));
+				putslot->tts_isnull[1] = false;
 				for (int j = 0; j < ncols; j++)
 				{
-					sortslot->tts_values[j + 2] = Int32GetDatum((int32) x[j]);
-					sortslot->tts_isnull[j + 2] = false;
+					putslot->tts_values[j + 2] = Int32GetDatum((int32) x[j]);
+					putslot->tts_isnull[j + 2] = false;
 				}
-				ExecStoreVirtualTuple(sortslot);
+				ExecStoreVirtualTuple(putslot);
 				MemoryContextSwitchTo(old);
-				tuplesort_puttupleslot(sort, sortslot);
+				tuplesort_puttupleslot(sort, putslot);
 			}
 		}
 		MemoryContextSwitchTo(old);
@@ -420,6 +422,7 @@ SynthReadTable(Relation rel, SynthColumn *cols, int ncols, AttrNumber unit_attno
 		}
 		tuplesort_end(sort);
 		ExecDropSingleTupleTableSlot(sortslot);
+		ExecDropSingleTupleTableSlot(putslot);
 		MemoryContextDelete(prevcxt);
 	}
 	MemoryContextDelete(rowcxt);
