@@ -200,9 +200,9 @@ def main():
             print("not ok %s %s: %s" % (leg, name, text.replace("\n", " ")))
             failed += 1
 
-    def observed_outcome(charges, err_state):
-        if err_state is not None:
-            return "refused %s" % err_state
+    def observed_outcome(charges, failed, err_state):
+        if failed:
+            return "refused %s" % err_state if err_state else "error (not from the server)"
         if not charges:
             return "free"
         return "answered " + " ".join(c for c in charges)
@@ -249,7 +249,7 @@ def main():
                 bad.append("charge %d: epsilon %s delta %s, its call sites add up to %s, %s" % (rid, eps, delta, s_eps, s_delta))
             shapes.append("%d%s" % (n_def, "+p" if n_part else ""))
         err_state = errs[-1][0] if (o.get("error") is not None and errs) else None
-        seen = observed_outcome(shapes, err_state if o.get("error") is not None else None)
+        seen = observed_outcome(shapes, o.get("error") is not None, err_state)
         if e is None:
             report(False, name, "no expectation in %s (observed: %s)" % (expect_path, seen))
             continue
