@@ -10,6 +10,7 @@ test/bi/gen/expect/pgcli.txt.
   pgcli_leg.py OUT SOCKETDIR PORT DB SUPERUSER ROLE
 """
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -68,6 +69,7 @@ def main():
         leg.step(name, run)
     cli.pgexecute.conn.close()
     leg.done()
+    shutil.rmtree(os.environ["XDG_CONFIG_HOME"], ignore_errors=True)
 
 
 if __name__ == "__main__":
