@@ -73,6 +73,7 @@
 #include "utils/varlena.h"
 
 #include "agg_common.h"
+#include "cache.h"
 #include "guard/guard.h"
 #include "ledger.h"
 #include "synth.h"
@@ -109,24 +110,6 @@ SynthCheckConstantArguments(FunctionCallInfo fcinfo)
 					 errdetail("Argument \"%s\" is not a literal or a bound parameter.  Nothing was charged.",
 							   synth_arg_names[Min(i, (int) lengthof(synth_arg_names) - 1)]),
 					 errhint("Call it once, as SELECT dp_pg.synthesize('table', 'twin', 'laplace(epsilon=1)').")));
-}
-
-/* True if rel has a row-level security policy other than dp_pg.protect()'s own two. */
-static bool
-SynthHasForeignPolicies(Relation rel)
-{
-	ListCell   *lc;
-
-	if (rel->rd_rsdesc == NULL)
-		return false;
-	foreach(lc, rel->rd_rsdesc->policies)
-	{
-		RowSecurityPolicy *p = lfirst(lc);
-
-		if (strcmp(p->policy_name, "dp_pg_analysts") != 0 && strcmp(p->policy_name, "dp_pg_others") != 0)
-			return true;
-	}
-	return false;
 }
 
 /* ERROR 42501 unless the current user may SELECT every column the twin reads. */
@@ -584,7 +567,7 @@ dp_synthesize(PG_FUNCTION_ARGS)
 		SynthCheckUnitType(rel, unit_attno);
 	}
 	if (check_enable_rls(source, InvalidOid, true) == RLS_ENABLED &&
-		(prot == NULL || SynthHasForeignPolicies(rel)))
+		(prot == NULL || DpHasOtherPolicies(rel)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("dp_pg.synthesize cannot apply the row-level security policies of \"%s\"",
