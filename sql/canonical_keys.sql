@@ -72,9 +72,7 @@ SELECT dp_pg.set_budget('ck_ana', 1000, 1e-3);
 
 -- a statement's outcome for the session's analyst: "ok" or its SQLSTATE and
 -- message, and " [CHARGED]" if its ledger grew (also used by unit_groups.sql
--- and ddl_fence.sql, which run after this file)
-CREATE SCHEMA IF NOT EXISTS dp_test;
-GRANT USAGE ON SCHEMA dp_test TO PUBLIC;
+-- and ddl_fence.sql, which run after this file; schema dp_test is mechanism.sql's)
 CREATE FUNCTION dp_test.session_charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
 	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = session_user::regrole AND kind = 'charge'
 $$;

@@ -160,9 +160,10 @@ SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 RESET SESSION AUTHORIZATION;
 
 -- 5. a database owner would vacuum, analyze and reindex every table: unnamed, refused
+-- (the message names a protected table of this database: which one depends on the tests before)
 DO $$ BEGIN EXECUTE format('ALTER DATABASE %I OWNER TO df_ana', current_database()); END $$;
 SET SESSION AUTHORIZATION df_ana;
-SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
+SELECT regexp_replace(dp_test.outcome(q), '"[^"]*"', '"..."') AS result, q AS statement FROM unnest(ARRAY[
 	$q$VACUUM$q$,
 	$q$ANALYZE$q$,
 	$q$VACUUM (ANALYZE)$q$,
