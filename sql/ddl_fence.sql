@@ -14,6 +14,7 @@ CREATE SCHEMA df;
 CREATE ROLE df_ana;
 GRANT USAGE ON SCHEMA df TO df_ana;
 CREATE SCHEMA dfa AUTHORIZATION df_ana;
+CREATE SCHEMA dfo AUTHORIZATION df_ana;
 -- the analyst's objects (made before it has a budget)
 SET ROLE df_ana;
 CREATE TABLE dfa.codes (code text PRIMARY KEY, label text NOT NULL);
@@ -28,6 +29,7 @@ CREATE TABLE dfa.parent (id int NOT NULL, what text);
 CREATE TABLE dfa.parted (id int NOT NULL, what text) PARTITION BY LIST (id);
 CREATE TABLE dfa.parted_1 PARTITION OF dfa.parted FOR VALUES IN (1);
 CREATE TABLE dfa.spare (id int NOT NULL, what text);
+CREATE TABLE dfo.mine (id int);
 RESET ROLE;
 GRANT REFERENCES ON dfa.codes TO PUBLIC;
 -- the DBA's protected tables
@@ -79,6 +81,7 @@ SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$COMMENT ON TABLE dfa.codes IS 'x'$q$,
 	$q$COMMENT ON COLUMN dfa.codes.code IS 'x'$q$,
 	$q$GRANT SELECT ON dfa.codes TO PUBLIC$q$,
+	$q$GRANT SELECT ON ALL TABLES IN SCHEMA dfa TO PUBLIC$q$,
 	$q$LOCK TABLE dfa.codes$q$,
 	$q$REINDEX TABLE dfa.codes$q$,
 	$q$CLUSTER dfa.codes USING codes_pkey$q$,
@@ -155,7 +158,9 @@ SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$ANALYZE dfa.free$q$,
 	$q$COMMENT ON TABLE dfa.free IS 'mine'$q$,
 	$q$DROP TABLE dfa.free$q$,
-	$q$ALTER TABLE dfa.other ADD COLUMN y int$q$
+	$q$ALTER TABLE dfa.other ADD COLUMN y int$q$,
+	-- a schema of the analyst's that holds nothing a protected table depends on
+	$q$GRANT SELECT ON ALL TABLES IN SCHEMA dfo TO PUBLIC$q$
 ]) AS q;
 RESET SESSION AUTHORIZATION;
 

@@ -100,6 +100,7 @@ typedef struct DpDdlTargets
 	List	   *objects;		/* ObjectAddress *: what it targets */
 	List	   *fk_refs;		/* Oid: relations new foreign keys reference */
 	List	   *owner_roles;	/* Oid: DROP / REASSIGN OWNED */
+	List	   *grant_schemas;	/* Oid: GRANT / REVOKE ON ALL ... IN SCHEMA */
 	bool		all_maintained;	/* every table the user may vacuum, analyze or cluster */
 	bool		all_database;	/* every table of the database (REINDEX DATABASE) */
 	Oid			schema;			/* every table of a schema (REINDEX SCHEMA) */
@@ -282,25 +283,34 @@ DpGrantTargets(DpDdlTargets *t, GrantStmt *gs)
 
 	if (gs->targtype == ACL_TARGET_ALL_IN_SCHEMA)
 	{
+		/* it changes the objects of the schemas that the user owns (checked with the closure) */
 		foreach(lc, gs->objects)
-			DpAddAddress(t, NamespaceRelationId, get_namespace_oid(strVal(lfirst(lc)), true));
+			t->grant_schemas = lappend_oid(t->grant_schemas, get_namespace_oid(strVal(lfirst(lc)), true));
 		return;
 	}
 	if (gs->targtype != ACL_TARGET_OBJECT)
 		return;
 	foreach(lc, gs->objects)
 	{
-		if (IsA(lfirst(lc), RangeVar))
-			DpAddRangeVar(t, (RangeVar *) lfirst(lc));
-		else if (gs->objtype == OBJECT_SCHEMA || gs->objtype == OBJECT_DATABASE || gs->objtype == OBJECT_TABLESPACE ||
-				 gs->objtype == OBJECT_FDW || gs->objtype == OBJECT_FOREIGN_SERVER || gs->objtype == OBJECT_LANGUAGE ||
-				 gs->objtype == OBJECT_LARGEOBJECT || gs->objtype == OBJECT_PARAMETER_ACL)
+		switch (gs->objtype)
 		{
-			if (gs->objtype == OBJECT_SCHEMA)
+			case OBJECT_SCHEMA:
 				DpAddAddress(t, NamespaceRelationId, get_namespace_oid(strVal(lfirst(lc)), true));
+				break;
+			case OBJECT_DATABASE:
+			case OBJECT_TABLESPACE:
+			case OBJECT_FDW:
+			case OBJECT_FOREIGN_SERVER:
+			case OBJECT_LANGUAGE:
+			case OBJECT_LARGEOBJECT:
+			case OBJECT_PARAMETER_ACL:
+				break;			/* nothing a protected table depends on through pg_depend */
+			default:
+				if (IsA(lfirst(lc), RangeVar))
+					DpAddRangeVar(t, (RangeVar *) lfirst(lc));
+				else
+					DpAddObject(t, gs->objtype, lfirst(lc), NULL);
 		}
-		else
-			DpAddObject(t, gs->objtype, lfirst(lc), NULL);
 	}
 }
 
@@ -792,8 +802,8 @@ DpDdlCheckUtility(Node *stmt)
 	memset(&t, 0, sizeof(t));
 	t.command = CreateCommandName(stmt);
 	DpDdlClassify(stmt, &t);
-	if (t.objects == NIL && t.fk_refs == NIL && t.owner_roles == NIL && !t.all_maintained &&
-		!t.all_database && !OidIsValid(t.schema))
+	if (t.objects == NIL && t.fk_refs == NIL && t.owner_roles == NIL && t.grant_schemas == NIL &&
+		!t.all_maintained && !t.all_database && !OidIsValid(t.schema))
 		return;
 	family = DpProtectedFamily();
 	if (family == NIL)
@@ -835,7 +845,7 @@ DpDdlCheckUtility(Node *stmt)
 		}
 
 	/* 2. an object a protected table depends on */
-	if (t.objects == NIL && t.owner_roles == NIL)
+	if (t.objects == NIL && t.owner_roles == NIL && t.grant_schemas == NIL)
 		return;
 	closure = DpProtectedClosure(family);
 	foreach(lc, t.objects)
@@ -851,21 +861,36 @@ DpDdlCheckUtility(Node *stmt)
 						"or change the table's definition.",
 						"Ask a DBA to make the change.");
 	}
-	if (t.owner_roles != NIL)
+	if (t.owner_roles != NIL || t.grant_schemas != NIL)
 	{
 		HASH_SEQ_STATUS seq;
 		DpDepEntry *e;
 		DpDepEntry *first = NULL;
 
-		/* the oldest such object (the least OID), so that the message does not depend on the hash */
+		/*
+		 * the objects of the roles (DROP / REASSIGN OWNED), or the user's own
+		 * objects in the schemas (GRANT ON ALL ... IN SCHEMA); the oldest such
+		 * object (the least OID), so that the message does not depend on the hash
+		 */
 		hash_seq_init(&seq, closure);
 		while ((e = hash_seq_search(&seq)) != NULL)
 		{
 			Oid			owner = DpObjectOwner(e->classid, e->objid);
+			bool		reached;
 
-			if (OidIsValid(owner) && list_member_oid(t.owner_roles, owner) &&
-				(first == NULL || e->objid < first->objid ||
-				 (e->objid == first->objid && e->classid < first->classid)))
+			if (!OidIsValid(owner))
+				continue;
+			if (t.owner_roles != NIL)
+				reached = list_member_oid(t.owner_roles, owner);
+			else
+			{
+				ObjectAddress a = {e->classid, e->objid, 0};
+
+				reached = has_privs_of_role(GetUserId(), owner) &&
+					list_member_oid(t.grant_schemas, get_object_namespace(&a));
+			}
+			if (reached && (first == NULL || e->objid < first->objid ||
+							(e->objid == first->objid && e->classid < first->classid)))
 				first = e;
 		}
 		if (first != NULL)

@@ -241,7 +241,7 @@ DpSingleUnitColumns(DpProtected *p, Bitmapset *cols)
 	return !bms_is_empty(cols) && DpCoversUniqueIndex(p->relid, cols);
 }
 
-/* Walker: dp_histogram(key, mech) calls on single units. */
+/* What the walk over a query's dp_histogram calls knows. */
 typedef struct DpUnitKeysContext
 {
 	DpProtected *p;
@@ -249,6 +249,7 @@ typedef struct DpUnitKeysContext
 	int			prot_rti;
 } DpUnitKeysContext;
 
+/* Walker: ERROR for a dp_histogram(key, mech) whose key gives every unit a key of its own. */
 static bool
 DpHistogramKeysWalker(Node *node, DpUnitKeysContext *cxt)
 {
