@@ -37,6 +37,7 @@ OBJS = \
 	src/guard/release.o \
 	src/guard/groups.o \
 	src/guard/units.o \
+	src/guard/multi.o \
 	src/guard/translate.o \
 	src/guard/keys.o \
 	src/guard/reads.o \

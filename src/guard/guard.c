@@ -199,7 +199,7 @@ DpWrappedDpQuery(Query *q)
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
 
 		if (r->rtekind == RTE_SUBQUERY && r->subquery != NULL && !DpIsExpandedView(r) &&
-			DpReadsProtected(r->subquery) > 0)
+			!DpMultiIsReleased(r) && DpReadsProtected(r->subquery) > 0)
 			return r;
 	}
 	return NULL;
@@ -453,7 +453,7 @@ DpInlineProtectedCtes(Query *q)
 }
 
 /* The DP query of an analyst's query (q itself, or the query it wraps), processed. */
-static void
+void
 DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 {
 	DpProtected *p;
@@ -475,6 +475,9 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 		DpGuardDpQuery(sub->subquery, prot, check, depth + 1);
 		return;
 	}
+	/* grouping sets, or a constant series: one release each (multi.c) */
+	if (DpMultiSplit(parse, prot, check, depth))
+		return;
 	DpTranslatePlainAggregates(parse, p);
 	DpShapeValidate(parse, p, &shape);
 	d = DpReleaseSplit(parse, &shape);
@@ -494,6 +497,7 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 {
 	int			reads;
 
+	DpMultiReset();
 	DpInlineProtectedCtes(parse);
 	reads = DpReadsProtected(parse);
 	if (reads == 0)
@@ -506,6 +510,9 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 		DpEmptyProbe(parse);
 		return;
 	}
+	/* dp subqueries whose released rows filter the table are releases of their own (multi.c) */
+	if (reads > 1)
+		reads -= DpMultiReleasedSubqueries(parse, prot, check);
 	if (reads > 1)
 		DpGuardRefuse("a dp query reads exactly one protected table, once",
 					  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.");

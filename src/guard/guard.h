@@ -353,9 +353,32 @@ extern bool DpReadsRunPush(QueryDesc *queryDesc);
 extern void DpReadsRunPop(bool pushed);
 
 /* ------------------------------------------------------------------------
+ * multi.c — several releases in one query
+ * ------------------------------------------------------------------------
+ */
+
+/* Forget the released subqueries of an earlier query. */
+extern void DpMultiReset(void);
+
+/* Guard the dp subqueries that filter the protected table's rows (released subqueries); returns the reads guarded. */
+extern int	DpMultiReleasedSubqueries(Query *q, List *prot, DpPlanCheck *check);
+
+/* True if r is a released subquery. */
+extern bool DpMultiIsReleased(RangeTblEntry *r);
+
+/* True if released entry r (at rti) is joined to the protected table on every column it keeps. */
+extern bool DpMultiReleasedJoined(List *quals, int rti, RangeTblEntry *r, int prot_rti);
+
+/* Decompose a query level with grouping sets or a constant series into one release each. */
+extern bool DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth);
+
+/* ------------------------------------------------------------------------
  * guard.c — the planner hook's two halves
  * ------------------------------------------------------------------------
  */
+
+/* The DP query of an analyst's query (q itself, or the query it wraps), validated and rewritten. */
+extern void DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth);
 
 /* Before planning: masking, validation, the release level and its rewrites. */
 extern void DpGuardBeforePlanning(Query *parse, DpPlanCheck *check);

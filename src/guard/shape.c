@@ -1033,6 +1033,12 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		rti++;
 		if (!DpRteKindReadsRows(r->rtekind))
 			continue;
+		if (DpMultiIsReleased(r))
+		{
+			/* released rows of another release, joined on what they keep (multi.c) */
+			cxt.row.rtis = bms_add_member(cxt.row.rtis, rti);
+			continue;
+		}
 		if (r->rtekind != RTE_RELATION)
 			DpGuardRefuse("a dp query reads one protected table, optionally joined to public tables",
 						  "Subqueries in FROM, functions and VALUES are not allowed beside a protected table.");
@@ -1069,6 +1075,10 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
 
 		rti++;
+		if (DpMultiIsReleased(r) && !DpMultiReleasedJoined(quals, rti, r, shape->prot_rti))
+			DpGuardRefuse("a released subquery must be joined on every column the query uses",
+						  "Join it with \"<protected column> = <its column>\" for each of its columns that the query reads, "
+						  "and use them nowhere else: each private row then meets at most one of its rows.");
 		if (r->rtekind == RTE_RELATION && rti != shape->prot_rti &&
 			!DpJoinedOnUniqueKey(quals, rti, r->relid, shape->prot_rti))
 			DpGuardRefuse("a public table must be joined on a unique key",
