@@ -38,6 +38,7 @@ OBJS = \
 	src/guard/groups.o \
 	src/guard/units.o \
 	src/guard/multi.o \
+	src/guard/unitjoin.o \
 	src/guard/translate.o \
 	src/guard/keys.o \
 	src/guard/reads.o \

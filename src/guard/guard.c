@@ -106,7 +106,10 @@ DpGuardBoundTrusted(Query *parse, List *prot, DpPlanCheck *check)
 		return;
 	DpShapeValidate(parse, p, &shape);
 	d = DpReleaseSplit(parse, &shape);
-	(void) DpUnitBoundOf(p, &ub);
+	if (shape.partner_rti != 0)
+		DpUnitJoinBound(&shape, &ub);	/* two tables joined on their unit */
+	else
+		(void) DpUnitBoundOf(p, &ub);
 	DpBoundUnits(d, shape.prot_rti, p->relid, DpFindProtected(prot, p->relid) != NULL, &ub);
 	check->bounded = true;
 }
@@ -482,7 +485,15 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	DpShapeValidate(parse, p, &shape);
 	d = DpReleaseSplit(parse, &shape);
 	DpElevate(d, rt_fetch(shape.prot_rti, d->rtable));
-	if (DpUnitBoundOf(p, &ub))
+	if (shape.partner_rti != 0)
+	{
+		/* two tables joined on their unit: the joined rows are bounded per unit (unitjoin.c) */
+		DpElevate(d, rt_fetch(shape.partner_rti, d->rtable));
+		DpUnitJoinBound(&shape, &ub);
+		DpBoundUnits(d, shape.prot_rti, p->relid, true, &ub);
+		check->bounded = true;
+	}
+	else if (DpUnitBoundOf(p, &ub))
 	{
 		DpBoundUnits(d, shape.prot_rti, p->relid, true, &ub);
 		check->bounded = true;
@@ -513,6 +524,9 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 	/* dp subqueries whose released rows filter the table are releases of their own (multi.c) */
 	if (reads > 1)
 		reads -= DpMultiReleasedSubqueries(parse, prot, check);
+	/* two protected tables joined on their unit are one DP level (unitjoin.c; the shape check decides) */
+	if (reads == 2)
+		reads -= DpUnitJoinReads(parse, prot);
 	if (reads > 1)
 		DpGuardRefuse("a dp query reads exactly one protected table, once",
 					  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.");

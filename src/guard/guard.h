@@ -200,6 +200,10 @@ typedef struct DpShape
 	int			prot_rti;		/* range-table index of the protected table */
 	DpProtected *prot;			/* its declaration (or a trusted role's request) */
 	int			ndp;			/* dp aggregate calls */
+	int			partner_rti;	/* a second protected table joined on the unit (unitjoin.c), or 0 */
+	Oid			partner_relid;
+	DpProtected *partner;		/* its declaration */
+	AttrNumber	unit_attno;		/* the first table's column that carries the joined rows' unit */
 } DpShape;
 
 /*
@@ -371,6 +375,20 @@ extern bool DpMultiReleasedJoined(List *quals, int rti, RangeTblEntry *r, int pr
 
 /* Decompose a query level with grouping sets or a constant series into one release each. */
 extern bool DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth);
+
+/* ------------------------------------------------------------------------
+ * unitjoin.c — two protected tables joined on their shared privacy unit
+ * ------------------------------------------------------------------------
+ */
+
+/* Check the join of a DP level's two protected tables (ERROR 42501 unless on the shared unit). */
+extern void DpUnitJoinCheck(DpShape *shape, List *quals, List *prot);
+
+/* The bound of the joined rows of a checked unit join. */
+extern void DpUnitJoinBound(DpShape *shape, DpUnitBound *ub);
+
+/* 1 if a query level reads two different protected tables side by side (a candidate unit join), else 0. */
+extern int	DpUnitJoinReads(Query *q, List *prot);
 
 /* ------------------------------------------------------------------------
  * guard.c — the planner hook's two halves

@@ -1045,12 +1045,19 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		cxt.row.rtis = bms_add_member(cxt.row.rtis, rti);
 		if (r->relid == target->relid || DpIsProtected(r->relid))
 		{
-			if (shape->prot_rti != 0 || r->relid != target->relid)
-				DpGuardRefuse("a dp query reads exactly one protected table",
-							  "Joining protected tables (or one with itself) could multiply a person's rows.");
-			shape->prot_rti = rti;
 			if (r->tablesample != NULL)
 				DpGuardRefuse("TABLESAMPLE is not allowed on a protected table", "Sampling is not a dp aggregate.");
+			if (shape->prot_rti == 0 && r->relid == target->relid)
+				shape->prot_rti = rti;
+			else if (shape->partner_rti == 0 && r->relid != target->relid)
+			{
+				/* another protected table: only on the shared unit (unitjoin.c, checked below) */
+				shape->partner_rti = rti;
+				shape->partner_relid = r->relid;
+			}
+			else
+				DpGuardRefuse("a dp query reads exactly one protected table",
+							  "Joining protected tables (or one with itself) could multiply a person's rows.");
 			continue;
 		}
 		if (!analysts_known)
@@ -1069,6 +1076,8 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	/* row predicates of WHERE and every join (constants computed now); each public table on a unique key */
 	cxt.row.where = "the WHERE or JOIN clause";
 	DpCheckJoinTree((Node *) q->jointree, &quals, &cxt.row, shape->prot_rti);
+	if (shape->partner_rti != 0)
+		DpUnitJoinCheck(shape, quals, DpProtectedTables());
 	rti = 0;
 	foreach(lc, q->rtable)
 	{
@@ -1079,7 +1088,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 			DpGuardRefuse("a released subquery must be joined on every column the query uses",
 						  "Join it with \"<protected column> = <its column>\" for each of its columns that the query reads, "
 						  "and use them nowhere else: each private row then meets at most one of its rows.");
-		if (r->rtekind == RTE_RELATION && rti != shape->prot_rti &&
+		if (r->rtekind == RTE_RELATION && rti != shape->prot_rti && rti != shape->partner_rti &&
 			!DpJoinedOnUniqueKey(quals, rti, r->relid, shape->prot_rti))
 			DpGuardRefuse("a public table must be joined on a unique key",
 						  psprintf("Join %s with \"%s.<unique column> = <protected column>\" (every column of a unique, "
