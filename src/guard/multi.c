@@ -953,10 +953,11 @@ DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth)
 
 	if (q->groupingSets != NIL)
 	{
-		sets = expand_grouping_sets(q->groupingSets, q->groupDistinct, DP_MULTI_MAX_SETS + 1);
-		if (list_length(sets) > DP_MULTI_MAX_SETS)
+		/* (NIL beyond the limit) */
+		sets = expand_grouping_sets(q->groupingSets, q->groupDistinct, DP_MULTI_MAX_SETS);
+		if (sets == NIL || list_length(sets) > DP_MULTI_MAX_SETS)
 			DpGuardRefuse("at most 64 grouping sets on a protected table",
-						  psprintf("Each grouping set is a release of its own; this query has %d.", list_length(sets)));
+						  "Each grouping set is a release of its own.");
 		nbranches = list_length(sets);
 	}
 	else
