@@ -863,6 +863,13 @@ DpMultiUnion(List *branches, List *colnames)
 	}
 	u->jointree = makeFromExpr(NIL, NULL);
 	u->setOperations = tree;
+	/*
+	 * LIMIT ALL: the planner then plans the union as one subquery instead of
+	 * flattening it into the query around it, where the MIN / MAX
+	 * optimisation (planagg.c) would plan every branch a second time — a
+	 * second read of each protected table in the plan, which reads.c refuses
+	 */
+	u->limitCount = (Node *) makeConst(INT8OID, -1, InvalidOid, sizeof(int64), (Datum) 0, true, FLOAT8PASSBYVAL);
 	i = 0;
 	foreach(lc, types)
 	{
