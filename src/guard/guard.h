@@ -194,6 +194,15 @@ extern void DpStatsInit(void);
 /* ERROR 42501 naming the rule a query broke. */
 extern DP_NORETURN void DpGuardRefuse(const char *rule, const char *detail);
 
+/* The Var under binary-compatible relabelling (this query level), or NULL. */
+extern Var *DpStripVar(Node *node);
+
+/* True if conjunct c equates a column at rti_a with one at rti_b by their type's equality (sets *a, *b). */
+extern bool DpEquatedColumns(Node *c, int rti_a, int rti_b, Var **a, Var **b);
+
+/* True if the conjuncts cover a unique key of pub_relid (at pub_rti) by equalities with columns at prot_rti. */
+extern bool DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti);
+
 /* What validation found. */
 typedef struct DpShape
 {

@@ -321,37 +321,14 @@ DpMultiReleasedJoined(List *quals, int rti, RangeTblEntry *r, int prot_rti)
 			continue;
 		foreach(q, quals)
 		{
-			OpExpr	   *op = lfirst(q);
-			Node	   *a;
-			Node	   *b;
-			Var		   *mine = NULL;
-			Var		   *theirs = NULL;
+			Var		   *mine;
+			Var		   *theirs;
 
-			if (!IsA(op, OpExpr) || list_length(op->args) != 2)
-				continue;
-			a = strip_implicit_coercions(linitial(op->args));
-			b = strip_implicit_coercions(lsecond(op->args));
-			if (!IsA(a, Var) || !IsA(b, Var) || ((Var *) a)->varlevelsup != 0 || ((Var *) b)->varlevelsup != 0)
-				continue;
-			if (((Var *) a)->varno == rti && ((Var *) b)->varno == prot_rti)
+			if (DpEquatedColumns(lfirst(q), rti, prot_rti, &mine, &theirs) && mine->varattno == te->resno)
 			{
-				mine = (Var *) a;
-				theirs = (Var *) b;
+				joined = true;
+				break;
 			}
-			else if (((Var *) b)->varno == rti && ((Var *) a)->varno == prot_rti)
-			{
-				mine = (Var *) b;
-				theirs = (Var *) a;
-			}
-			if (mine == NULL || mine->varattno != te->resno || theirs->varattno <= 0)
-				continue;
-			if (exprType(linitial(op->args)) != exprType(lsecond(op->args)) ||
-				op->opno != lookup_type_cache(exprType((Node *) te->expr), TYPECACHE_EQ_OPR)->eq_opr)
-				continue;
-			if (OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))
-				continue;
-			joined = true;
-			break;
 		}
 		if (!joined)
 			return false;

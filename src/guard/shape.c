@@ -602,13 +602,49 @@ DpCheckJoinTree(Node *node, List **quals, DpRowContext *cxt, int prot_rti)
 				  "Other outer joins could release rows of the public table for keys that depend on private rows.");
 }
 
-/* The Var under binary-compatible relabelling, or NULL. */
-static Var *
+/* The Var under binary-compatible relabelling (this query level), or NULL. */
+Var *
 DpStripVar(Node *node)
 {
 	while (node && IsA(node, RelabelType))
 		node = (Node *) ((RelabelType *) node)->arg;
 	return (node && IsA(node, Var) && ((Var *) node)->varlevelsup == 0) ? (Var *) node : NULL;
+}
+
+/*
+ * True if conjunct c is "<column at rti_a> = <column at rti_b>" (either way
+ * round) of one type, by that type's default equality, under no collation or
+ * a deterministic one: rows meet only on equal values (a multi-release filter
+ * or a join on the privacy unit, multi.c and unitjoin.c).  Sets *a and *b.
+ */
+bool
+DpEquatedColumns(Node *c, int rti_a, int rti_b, Var **a, Var **b)
+{
+	OpExpr	   *op = (OpExpr *) c;
+	Var		   *x;
+	Var		   *y;
+
+	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+		return false;
+	x = DpStripVar(linitial(op->args));
+	y = DpStripVar(lsecond(op->args));
+	if (x == NULL || y == NULL)
+		return false;
+	if (x->varno == rti_b && y->varno == rti_a)
+	{
+		Var		   *t = x;
+
+		x = y;
+		y = t;
+	}
+	if (x->varno != rti_a || y->varno != rti_b || x->varattno <= 0 || y->varattno <= 0 ||
+		x->vartype != y->vartype || op->opno != lookup_type_cache(x->vartype, TYPECACHE_EQ_OPR)->eq_opr)
+		return false;
+	if (OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))
+		return false;
+	*a = x;
+	*b = y;
+	return true;
 }
 
 /*
@@ -657,7 +693,7 @@ DpKeyColumnJoined(List *quals, int pub_rti, AttrNumber attno, int prot_rti, Oid 
  * public table that PostgreSQL enforces at once, on plain columns, without a
  * predicate: each protected row then meets at most one public row.
  */
-static bool
+bool
 DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti)
 {
 	Relation	rel = table_open(pub_relid, AccessShareLock);

@@ -45,66 +45,22 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/relation.h"
-#include "access/table.h"
-#include "catalog/pg_index.h"
-#include "nodes/nodeFuncs.h"
-#include "optimizer/optimizer.h"
 #include "utils/lsyscache.h"
-#include "utils/rel.h"
-#include "utils/typcache.h"
 
 #include "guard/guard.h"
 #include "guc.h"
-
-/* True if column attno alone is a unique, immediate, valid key of relid (no predicate, no expression). */
-static bool
-DpUnitJoinUniqueColumn(Oid relid, AttrNumber attno)
-{
-	Relation	rel = table_open(relid, AccessShareLock);
-	List	   *indexes = RelationGetIndexList(rel);
-	ListCell   *lc;
-	bool		unique = false;
-
-	foreach(lc, indexes)
-	{
-		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
-		Form_pg_index form = idx->rd_index;
-
-		if (form->indisunique && form->indimmediate && form->indisvalid && form->indislive &&
-			form->indnkeyatts == 1 && form->indkey.values[0] == attno &&
-			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL) &&
-			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL))
-			unique = true;
-		index_close(idx, AccessShareLock);
-		if (unique)
-			break;
-	}
-	table_close(rel, AccessShareLock);
-	return unique;
-}
-
-/* The Var under binary-compatible relabelling (this query level), or NULL. */
-static Var *
-DpUnitJoinVar(Node *node)
-{
-	while (node && IsA(node, RelabelType))
-		node = (Node *) ((RelabelType *) node)->arg;
-	return (node && IsA(node, Var) && ((Var *) node)->varlevelsup == 0) ? (Var *) node : NULL;
-}
 
 /*
  * True if column attno of table p may stand for its person in a join: its
  * unit column, or, without a unit, a single-column unique key.
  */
 static bool
-DpUnitJoinIdentity(DpProtected *p, AttrNumber attno)
+DpUnitJoinIdentity(DpProtected *p, AttrNumber attno, Node *conjunct, int rti, int other_rti)
 {
 	if (p->has_unit)
 		return get_attnum(p->relid, NameStr(p->unit)) == attno;
-	return DpUnitJoinUniqueColumn(p->relid, attno);
+	/* the conjunct alone covers a unique key: a single-column one */
+	return DpJoinedOnUniqueKey(list_make1(conjunct), rti, p->relid, other_rti);
 }
 
 /*
@@ -128,32 +84,13 @@ DpUnitJoinCheck(DpShape *shape, List *quals, List *prot)
 					  "Neither table declares a privacy unit: their rows cannot be tied to one person (dp_pg.protect(table, privacy_unit => ...)).");
 	foreach(lc, quals)
 	{
-		OpExpr	   *op = lfirst(lc);
 		Var		   *a;
 		Var		   *b;
-		Oid			type;
 
-		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+		if (!DpEquatedColumns(lfirst(lc), shape->prot_rti, shape->partner_rti, &a, &b))
 			continue;
-		a = DpUnitJoinVar(linitial(op->args));
-		b = DpUnitJoinVar(lsecond(op->args));
-		if (a == NULL || b == NULL)
-			continue;
-		if (a->varno == shape->partner_rti && b->varno == shape->prot_rti)
-		{
-			Var		   *t = a;
-
-			a = b;
-			b = t;
-		}
-		if (a->varno != shape->prot_rti || b->varno != shape->partner_rti || a->varattno <= 0 || b->varattno <= 0)
-			continue;
-		type = a->vartype;
-		if (b->vartype != type || op->opno != lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr)
-			continue;
-		if (OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))
-			continue;
-		if (!DpUnitJoinIdentity(p1, a->varattno) || !DpUnitJoinIdentity(shape->partner, b->varattno))
+		if (!DpUnitJoinIdentity(p1, a->varattno, lfirst(lc), shape->prot_rti, shape->partner_rti) ||
+			!DpUnitJoinIdentity(shape->partner, b->varattno, lfirst(lc), shape->partner_rti, shape->prot_rti))
 			continue;
 		shape->unit_attno = a->varattno;
 		return;
