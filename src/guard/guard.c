@@ -309,7 +309,8 @@ DpFlattenRawSubquery(Query *q, List *prot)
  * FROM visits v LEFT JOIN regions r ON r.region = v.region) AS virtual_table
  * GROUP BY label) takes over the subquery's FROM and WHERE: its references
  * to the subquery's columns become the subquery's expressions.  The result
- * is checked as if written so (each join on a public table's unique key).
+ * is checked as if written so (each join on a public table's unique key, or
+ * two protected tables on their privacy unit: dbplyr's left_join).
  * Returns true if it flattened one.
  */
 static bool
@@ -330,7 +331,7 @@ DpFlattenJoinedSubquery(Query *q, List *prot)
 		sq->hasSubLinks || sq->groupClause != NIL || sq->groupingSets != NIL || sq->havingQual != NULL ||
 		sq->distinctClause != NIL || sq->limitCount != NULL || sq->limitOffset != NULL ||
 		sq->rowMarks != NIL || sq->hasForUpdate || sq->jointree == NULL ||
-		DpReadsProtected(sq) != 1 || DpTopLevelProtected(sq, prot) == NULL)
+		DpReadsProtected(sq) != 1 + DpUnitJoinReads(sq, prot) || DpTopLevelProtected(sq, prot) == NULL)
 		return false;
 	DpFlattenGroupVars(q);		/* 18: the grouping entry is gone, grouped Vars are the subquery's */
 	if (list_length(q->rtable) != 1)
