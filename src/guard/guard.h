@@ -42,8 +42,13 @@
  *     MATERIALIZED common table expression whose rows (GROUP BY keys, noisy
  *     aggregates) are sorted by key; HAVING, ORDER BY, LIMIT, DISTINCT, window
  *     functions and the select list are post-processing above it.  [release.c]
+ *     A statement may hold several DP levels (grouping sets, a constant
+ *     series, a dp subquery whose released rows filter another), charged
+ *     together before any runs.  [multi.c]
  *  6. A public table joins a protected one only when no analyst can shape it
  *     and each protected row provably meets at most one of its rows.  [shape.c]
+ *     Two protected tables join only on their shared privacy unit, the joined
+ *     rows bounded per unit.  [unitjoin.c]
  *  7. No request can make another's charge fail (ledger.c).
  */
 #ifndef DP_GUARD_H
