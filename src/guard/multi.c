@@ -56,6 +56,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -462,15 +463,21 @@ DpMultiIsNull(Node *e)
  * An aggregate of the branch that is a constant whatever the rows: a plain
  * aggregate over NULL arguments only, or with a FILTER that is constantly
  * false or NULL (count: 0; sum, avg, min, max and the rest: NULL).  It reads
- * nothing, so it is no release.  NULL if the aggregate depends on the rows.
+ * nothing, so it is no release.  NULL if the aggregate depends on the rows
+ * (or is not one of count, sum, avg, min, max).
  */
 static Node *
 DpMultiConstantAggregate(Aggref *a)
 {
 	bool		all_null = a->args != NIL;
 	ListCell   *lc;
+	const char *name = get_func_name(a->aggfnoid);
 
-	if (DpKindOfAggregate(a->aggfnoid) != NULL || a->aggorder != NIL || a->aggdirectargs != NIL)
+	/* the plain aggregates BI tools write, whose value on no input (or only NULLs) is NULL or 0 */
+	if (DpKindOfAggregate(a->aggfnoid) != NULL || a->aggorder != NIL || a->aggdirectargs != NIL ||
+		get_func_namespace(a->aggfnoid) != PG_CATALOG_NAMESPACE || name == NULL ||
+		(strcmp(name, "count") != 0 && strcmp(name, "sum") != 0 && strcmp(name, "avg") != 0 &&
+		 strcmp(name, "min") != 0 && strcmp(name, "max") != 0))
 		return NULL;
 	foreach(lc, a->args)
 		if (!DpMultiIsNull((Node *) lfirst_node(TargetEntry, lc)->expr))

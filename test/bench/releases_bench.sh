@@ -23,9 +23,12 @@
 #            against its two releases one by one
 #   topn     Superset's series limit (top 5 regions by sum, then per category)
 #            against the top-5 query and the outer query with the 5 keys as a literal IN list
-#   unitjoin SELECT c.segment, count(*), sum(o.amount) FROM orders o JOIN customers c USING (customer_id) GROUP BY 1
-#            against the plain SQL (as superuser) computing the same bounded values:
-#            per (customer, segment) least(count, 5) and the sum of amounts clamped to [0, 500]
+#   unitjoin SELECT c.segment, dp_count(*), dp_sum(o.amount, 0, 100) FROM orders o JOIN customers c USING
+#            (customer_id) GROUP BY 1 as the superuser (bounded per unit like anyone's query, with noise,
+#            uncharged; the planner sees the statistics, as for the plain SQL), against the plain SQL
+#            computing the same bounded values:
+#            per (customer, segment) least(count, 5) and the sum of amounts clamped to [0, 500],
+#            at most g = 2 cells per customer kept in random order (as unit_bench.sh's B_l0)
 #
 # and prints medians and ratios.  The machine may be shared: the figures are
 # what this run measured.
@@ -80,8 +83,8 @@ series.2|bench_analyst|SELECT region, COALESCE(SUM(amount),0) FROM orders GROUP 
 topn|bench_analyst|SELECT category, region, sum(amount) FROM orders JOIN (SELECT region AS region__, sum(amount) AS mme_inner__ FROM orders GROUP BY region ORDER BY mme_inner__ DESC LIMIT 5) AS anon_1 ON region = region__ GROUP BY category, region ORDER BY 3 DESC LIMIT 10000
 topn.1|bench_analyst|SELECT region AS region__, sum(amount) AS mme_inner__ FROM orders GROUP BY region ORDER BY mme_inner__ DESC LIMIT 5
 topn.2|bench_analyst|SELECT category, region, sum(amount) FROM orders WHERE region IN (0, 1, 2, 3, 4) GROUP BY category, region ORDER BY 3 DESC LIMIT 10000
-unitjoin|bench_analyst|SELECT c.segment, count(*), sum(o.amount) FROM orders o JOIN customers c USING (customer_id) GROUP BY 1
-unitjoin.plain|postgres|SELECT segment, sum(n), sum(s) FROM (SELECT o.customer_id, c.segment, least(count(*), 5) AS n, least(greatest(sum(least(greatest(o.amount, 0), 100)), 0), 500) AS s FROM orders o JOIN customers c USING (customer_id) GROUP BY 1, 2) x GROUP BY 1
+unitjoin|postgres|SELECT c.segment, dp_count(*), dp_sum(o.amount, 0, 100, 'laplace(epsilon=1)') FROM orders o JOIN customers c USING (customer_id) GROUP BY 1
+unitjoin.plain|postgres|SELECT segment, sum(n), sum(s) FROM (SELECT segment, n, s, row_number() OVER (PARTITION BY customer_id ORDER BY random()) AS rn FROM (SELECT o.customer_id, c.segment, least(count(*), 5) AS n, least(greatest(sum(least(greatest(o.amount, 0), 100)), 0), 500) AS s FROM orders o JOIN customers c USING (customer_id) GROUP BY 1, 2) x) y WHERE rn <= 2 GROUP BY 1
 Q
 
 # one session: SET ROLE per statement, \timing, round-robin rounds (round 0 warms up)
@@ -99,13 +102,15 @@ dp_psql "$SCRATCH" "$PORT" postgres -f "$SCRATCH/run.sql" >"$SCRATCH/out.txt"
 
 awk -v runs="$RUNS" '
 	/^@@ / { round = $2; name = $3; next }
-	/^Time: / && name != "" { if (round > 0 && !seen[round, name]++) t[name] = t[name] " " $2; }
+	/^Time: / && name != "" { last[round, name] = $2; }
 	function median(s,   a, n, i, j, x) {
 		n = split(s, a, " ");
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2;
 	}
 	END {
+		# the last time of a block is its query (the first, SET ROLE)
+		for (k in last) { split(k, rk, SUBSEP); if (rk[1] > 0) t[rk[2]] = t[rk[2]] " " last[k]; }
 		for (k in t) m[k] = median(t[k]);
 		printf "\n%-16s %10s\n", "query", "median ms";
 		n = split("rollup rollup.1 rollup.2 rollup.3 series series.1 series.2 topn topn.1 topn.2 unitjoin unitjoin.plain", order, " ");
