@@ -93,8 +93,8 @@ Q
 	for round in $(seq 0 "$RUNS"); do
 		while IFS='|' read -r name role sql; do
 			echo "\\echo @@ $round $name"
-			if [ "$role" = postgres ]; then echo "RESET ROLE;"; else echo "SET ROLE $role;"; fi
-			echo "SELECT count(*) FROM ($sql) s;"
+			# (a trusted role's bounded dp query must be the outermost query: not wrapped)
+			if [ "$role" = postgres ]; then echo "RESET ROLE;"; echo "$sql;"; else echo "SET ROLE $role;"; echo "SELECT count(*) FROM ($sql) s;"; fi
 		done <"$SCRATCH/queries.txt"
 	done
 } >"$SCRATCH/run.sql"
