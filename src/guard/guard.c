@@ -509,7 +509,6 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 {
 	int			reads;
 
-	DpMultiReset();
 	DpInlineProtectedCtes(parse);
 	reads = DpReadsProtected(parse);
 	if (reads == 0)
@@ -542,6 +541,7 @@ DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 	uint64		made = DpRunConstantsMade();
 
 	memset(check, 0, sizeof(DpPlanCheck));
+	DpMultiReset();				/* no released subquery of an earlier query is one of this one's */
 	if (parse->commandType == CMD_UTILITY)
 		return;
 	prot = DpProtectedTables();
