@@ -109,6 +109,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "budget.h"
 #include "cache.h"
 #include "callsite.h"
 #include "guard/guard.h"
@@ -1497,6 +1498,9 @@ typedef struct DpRowsArg
 {
 	Tuplestorestate *store;
 	TupleDesc	desc;
+	bool		all;			/* every entry, or those of mine only */
+	Oid			mine[DP_MAX_CHARGE_ROLES];
+	int			nmine;
 } DpRowsArg;
 
 static void
@@ -1510,6 +1514,19 @@ DpEntryRow(const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *ar
 				delta = 0,
 				rho = 0;
 
+	/* a restricted reader sees only the answers kept for its own budgets */
+	for (int i = 0; i < e->nroles && !a->all; i++)
+	{
+		bool		own = false;
+
+		for (int j = 0; j < a->nmine && !own; j++)
+			own = e->roles[i] == a->mine[j];
+		if (!own)
+		{
+			pfree(roles);
+			return;
+		}
+	}
 	for (int i = 0; i < e->nroles; i++)
 		roles[i] = ObjectIdGetDatum(e->roles[i]);
 	for (int i = 0; i < e->nsites; i++)
@@ -1532,9 +1549,11 @@ DpEntryRow(const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *ar
 }
 
 /*
- * dp_pg.answer_cache_rows(): every kept answer (superuser: the functions are
- * revoked from PUBLIC) — its budgets, database, when it was released and
- * last served, its rows and bytes, what it cost, its query text.
+ * dp_pg.answer_cache_rows(): every kept answer — its budgets, database, when
+ * it was released and last served, its rows and bytes, what it cost, its
+ * query text.  EXECUTE is revoked from PUBLIC and granted to
+ * pg_read_all_stats; a member that is an analyst sees the answers of its own
+ * budgets only (DpViewerSeesAll).
  */
 Datum
 dp_answer_cache_rows(PG_FUNCTION_ARGS)
@@ -1542,6 +1561,7 @@ dp_answer_cache_rows(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	DpRowsArg	a;
 
+	a.all = DpViewerSeesAll(a.mine, &a.nmine);
 	InitMaterializedSRF(fcinfo, 0);
 	a.store = rsinfo->setResult;
 	a.desc = rsinfo->setDesc;
