@@ -52,7 +52,8 @@
  *
  * The error bars of the session's last dp query (dp_pg.last_releases): one
  * row per call site with its noise's standard deviation and 95% half-width,
- * also for answers served from the cache (the entry keeps them).
+ * also for answers served from the cache (the entry keeps them); only to the
+ * session user and current user that asked it, until DISCARD ALL.
  */
 #include "postgres.h"
 
@@ -170,11 +171,19 @@ static DpCacheQuery *cache_queries = NULL;
 
 static void DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, int natts, bool cached, TimestampTz at);
 
-/* The session's last release (TopMemoryContext). */
+/*
+ * The session's last release (TopMemoryContext), and who asked it: shown
+ * only to the same session user and current user, so that a connection
+ * shared through a pooler by roles that switch with SET ROLE (PostgREST and
+ * the like) never shows one role's releases to another; DISCARD ALL (a
+ * pooler's reset between clients) forgets it.
+ */
 static DpSiteBar *last_bars = NULL;
 static int	last_nbars = 0;
 static bool last_cached = false;
 static TimestampTz last_at = 0;
+static Oid	last_session_user = InvalidOid;
+static Oid	last_user = InvalidOid;
 
 /* Tables whose change this transaction has noted (reset at its end and at a subtransaction abort). */
 static Oid	noted[32];
@@ -1020,6 +1029,8 @@ DpSetLastRelease(const DpSiteBar *bars, int n, bool cached)
 	last_nbars = n;
 	last_cached = cached;
 	last_at = GetCurrentTimestamp();
+	last_session_user = GetSessionUserId();
+	last_user = GetUserId();
 }
 
 /* Load the entry of q's key into q (true on a valid entry matching the query's result type). */
@@ -1609,7 +1620,8 @@ dp_last_releases(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
-	DpPutBars(rsinfo, last_bars, last_nbars, 10, last_cached, last_at);
+	if (last_session_user == GetSessionUserId() && last_user == GetUserId())
+		DpPutBars(rsinfo, last_bars, last_nbars, 10, last_cached, last_at);
 	return (Datum) 0;
 }
 
@@ -1663,6 +1675,8 @@ dp_error_bars(PG_FUNCTION_ARGS)
 void
 DpCacheUtility(Node *stmt)
 {
+	if (stmt != NULL && IsA(stmt, DiscardStmt) && ((DiscardStmt *) stmt)->target == DISCARD_ALL)
+		last_nbars = 0;
 	if (stmt != NULL &&
 		(IsA(stmt, CreateSubscriptionStmt) || IsA(stmt, AlterSubscriptionStmt) || IsA(stmt, DropSubscriptionStmt)) &&
 		IsTransactionState() && OidIsValid(DpDataChangesRelid()))
