@@ -1598,6 +1598,32 @@ DpEntryClear(const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *
 		a->removed++;
 }
 
+/*
+ * Remove the budget sets' directories that are empty.  (A backend keeping an
+ * answer in a set between our rmdir and its file loses that entry, which is
+ * logged; its next run is charged again: the safe direction.)
+ */
+static void
+DpRemoveEmptySets(void)
+{
+	DIR		   *top;
+	struct dirent *set;
+
+	top = AllocateDir(DP_CACHE_DIR);
+	if (top == NULL)
+		return;
+	while ((set = ReadDirExtended(top, DP_CACHE_DIR, LOG)) != NULL)
+	{
+		char		dirpath[MAXPGPATH];
+
+		if (set->d_name[0] == '.')
+			continue;
+		snprintf(dirpath, sizeof(dirpath), "%s/%s", DP_CACHE_DIR, set->d_name);
+		(void) rmdir(dirpath);	/* fails, harmlessly, unless empty */
+	}
+	FreeDir(top);
+}
+
 /* dp_pg.clear_answer_cache(role regrole DEFAULT NULL): remove every entry (or those charged to role). */
 Datum
 dp_clear_answer_cache(PG_FUNCTION_ARGS)
@@ -1607,6 +1633,7 @@ dp_clear_answer_cache(PG_FUNCTION_ARGS)
 	a.role = PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0);
 	a.removed = 0;
 	DpVisitEntries(DpEntryClear, &a);
+	DpRemoveEmptySets();
 	PG_RETURN_INT64(a.removed);
 }
 
