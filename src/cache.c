@@ -1456,11 +1456,17 @@ DpCacheCaptureEnd(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
  * SQL: the DBA's view, clearing, the session's error bars
  * ------------------------------------------------------------------------ */
 
-/* Call fn on every entry file (path, parsed entry, file size, mtime). */
+/*
+ * Call fn on every entry file (path, parsed entry, file size, mtime); with
+ * remove_empty, then remove each budget set's directory that is left empty.
+ * (A backend keeping an answer in a set between that rmdir and its file
+ * loses the entry, which is logged; its next run is charged again: the safe
+ * direction.)
+ */
 typedef void (*DpEntryVisitor) (const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *arg);
 
 static void
-DpVisitEntries(DpEntryVisitor fn, void *arg)
+DpVisitEntries(DpEntryVisitor fn, void *arg, bool remove_empty)
 {
 	DIR		   *top;
 	struct dirent *set;
@@ -1501,6 +1507,8 @@ DpVisitEntries(DpEntryVisitor fn, void *arg)
 			pfree(buf);
 		}
 		FreeDir(dir);
+		if (remove_empty)
+			(void) rmdir(dirpath);	/* fails, harmlessly, unless empty */
 	}
 	FreeDir(top);
 }
@@ -1576,7 +1584,7 @@ dp_answer_cache_rows(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	a.store = rsinfo->setResult;
 	a.desc = rsinfo->setDesc;
-	DpVisitEntries(DpEntryRow, &a);
+	DpVisitEntries(DpEntryRow, &a, false);
 	return (Datum) 0;
 }
 
@@ -1598,32 +1606,6 @@ DpEntryClear(const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *
 		a->removed++;
 }
 
-/*
- * Remove the budget sets' directories that are empty.  (A backend keeping an
- * answer in a set between our rmdir and its file loses that entry, which is
- * logged; its next run is charged again: the safe direction.)
- */
-static void
-DpRemoveEmptySets(void)
-{
-	DIR		   *top;
-	struct dirent *set;
-
-	top = AllocateDir(DP_CACHE_DIR);
-	if (top == NULL)
-		return;
-	while ((set = ReadDirExtended(top, DP_CACHE_DIR, LOG)) != NULL)
-	{
-		char		dirpath[MAXPGPATH];
-
-		if (set->d_name[0] == '.')
-			continue;
-		snprintf(dirpath, sizeof(dirpath), "%s/%s", DP_CACHE_DIR, set->d_name);
-		(void) rmdir(dirpath);	/* fails, harmlessly, unless empty */
-	}
-	FreeDir(top);
-}
-
 /* dp_pg.clear_answer_cache(role regrole DEFAULT NULL): remove every entry (or those charged to role). */
 Datum
 dp_clear_answer_cache(PG_FUNCTION_ARGS)
@@ -1632,8 +1614,7 @@ dp_clear_answer_cache(PG_FUNCTION_ARGS)
 
 	a.role = PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0);
 	a.removed = 0;
-	DpVisitEntries(DpEntryClear, &a);
-	DpRemoveEmptySets();
+	DpVisitEntries(DpEntryClear, &a, true);
 	PG_RETURN_INT64(a.removed);
 }
 
