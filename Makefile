@@ -40,6 +40,10 @@ OBJS = \
 	src/guard/translate.o \
 	src/guard/keys.o \
 	src/guard/reads.o \
+	src/synth/measure.o \
+	src/synth/model.o \
+	src/synth/columns.o \
+	src/synth/synthesize.o \
 	src/hooks.o
 
 DATA = $(wildcard sql/dp_pg--*.sql)
@@ -52,7 +56,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
-REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi cache versions cleanup
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi cache versions synthesize cleanup
 REGRESS_TEST_BUILD = units units_guard unit_cells citus
 REGRESS_OPTS = --load-extension=dp_pg
 
@@ -70,7 +74,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on every header (the tree is small; no stale objects)
-$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h $(srcdir)/src/synth/*.h)
 
 # `make -s print-REGRESS` etc.: let test/all.sh read the test lists from here.
 print-%:
