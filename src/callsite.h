@@ -56,6 +56,7 @@ struct DpCallSite
 	int64		unit_rows;		/* bounded form: per-cell contribution bound (1 otherwise) */
 	int32		unit_groups;	/* bounded form: cells per unit the mechanism is split over */
 	DpCost		cost;			/* what its releases cost (all groups together) */
+	int			release;		/* its DP level (Agg node) in the query, from 1 (multi.c) */
 	bool		duplicate;		/* shares the result of an identical call */
 	bool		charged;		/* the query's cost is in the ledger */
 	void	   *extra;			/* kind-specific per-query data */

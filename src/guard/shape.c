@@ -602,13 +602,49 @@ DpCheckJoinTree(Node *node, List **quals, DpRowContext *cxt, int prot_rti)
 				  "Other outer joins could release rows of the public table for keys that depend on private rows.");
 }
 
-/* The Var under binary-compatible relabelling, or NULL. */
-static Var *
+/* The Var under binary-compatible relabelling (this query level), or NULL. */
+Var *
 DpStripVar(Node *node)
 {
 	while (node && IsA(node, RelabelType))
 		node = (Node *) ((RelabelType *) node)->arg;
 	return (node && IsA(node, Var) && ((Var *) node)->varlevelsup == 0) ? (Var *) node : NULL;
+}
+
+/*
+ * True if conjunct c is "<column at rti_a> = <column at rti_b>" (either way
+ * round) of one type, by that type's default equality, under no collation or
+ * a deterministic one: rows meet only on equal values (a multi-release filter
+ * or a join on the privacy unit, multi.c and unitjoin.c).  Sets *a and *b.
+ */
+bool
+DpEquatedColumns(Node *c, int rti_a, int rti_b, Var **a, Var **b)
+{
+	OpExpr	   *op = (OpExpr *) c;
+	Var		   *x;
+	Var		   *y;
+
+	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+		return false;
+	x = DpStripVar(linitial(op->args));
+	y = DpStripVar(lsecond(op->args));
+	if (x == NULL || y == NULL)
+		return false;
+	if (x->varno == rti_b && y->varno == rti_a)
+	{
+		Var		   *t = x;
+
+		x = y;
+		y = t;
+	}
+	if (x->varno != rti_a || y->varno != rti_b || x->varattno <= 0 || y->varattno <= 0 ||
+		x->vartype != y->vartype || op->opno != lookup_type_cache(x->vartype, TYPECACHE_EQ_OPR)->eq_opr)
+		return false;
+	if (OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))
+		return false;
+	*a = x;
+	*b = y;
+	return true;
 }
 
 /*
@@ -657,7 +693,7 @@ DpKeyColumnJoined(List *quals, int pub_rti, AttrNumber attno, int prot_rti, Oid 
  * public table that PostgreSQL enforces at once, on plain columns, without a
  * predicate: each protected row then meets at most one public row.
  */
-static bool
+bool
 DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti)
 {
 	Relation	rel = table_open(pub_relid, AccessShareLock);
@@ -1033,18 +1069,31 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		rti++;
 		if (!DpRteKindReadsRows(r->rtekind))
 			continue;
+		if (DpMultiIsReleased(r))
+		{
+			/* released rows of another release, joined on what they keep (multi.c) */
+			cxt.row.rtis = bms_add_member(cxt.row.rtis, rti);
+			continue;
+		}
 		if (r->rtekind != RTE_RELATION)
 			DpGuardRefuse("a dp query reads one protected table, optionally joined to public tables",
 						  "Subqueries in FROM, functions and VALUES are not allowed beside a protected table.");
 		cxt.row.rtis = bms_add_member(cxt.row.rtis, rti);
 		if (r->relid == target->relid || DpIsProtected(r->relid))
 		{
-			if (shape->prot_rti != 0 || r->relid != target->relid)
-				DpGuardRefuse("a dp query reads exactly one protected table",
-							  "Joining protected tables (or one with itself) could multiply a person's rows.");
-			shape->prot_rti = rti;
 			if (r->tablesample != NULL)
 				DpGuardRefuse("TABLESAMPLE is not allowed on a protected table", "Sampling is not a dp aggregate.");
+			if (shape->prot_rti == 0 && r->relid == target->relid)
+				shape->prot_rti = rti;
+			else if (shape->partner_rti == 0 && r->relid != target->relid)
+			{
+				/* another protected table: only on the shared unit (unitjoin.c, checked below) */
+				shape->partner_rti = rti;
+				shape->partner_relid = r->relid;
+			}
+			else
+				DpGuardRefuse("a dp query reads exactly one protected table",
+							  "Joining protected tables (or one with itself) could multiply a person's rows.");
 			continue;
 		}
 		if (!analysts_known)
@@ -1063,13 +1112,19 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	/* row predicates of WHERE and every join (constants computed now); each public table on a unique key */
 	cxt.row.where = "the WHERE or JOIN clause";
 	DpCheckJoinTree((Node *) q->jointree, &quals, &cxt.row, shape->prot_rti);
+	if (shape->partner_rti != 0)
+		DpUnitJoinCheck(shape, quals, DpProtectedTables());
 	rti = 0;
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
 
 		rti++;
-		if (r->rtekind == RTE_RELATION && rti != shape->prot_rti &&
+		if (DpMultiIsReleased(r) && !DpMultiReleasedJoined(quals, rti, r, shape->prot_rti))
+			DpGuardRefuse("a released subquery must be joined on every column the query uses",
+						  "Join it with \"<protected column> = <its column>\" for each of its columns that the query reads, "
+						  "and use them nowhere else: each private row then meets at most one of its rows.");
+		if (r->rtekind == RTE_RELATION && rti != shape->prot_rti && rti != shape->partner_rti &&
 			!DpJoinedOnUniqueKey(quals, rti, r->relid, shape->prot_rti))
 			DpGuardRefuse("a public table must be joined on a unique key",
 						  psprintf("Join %s with \"%s.<unique column> = <protected column>\" (every column of a unique, "
