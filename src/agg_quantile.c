@@ -418,32 +418,11 @@ dp_quantile_deserialize(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
-/*
- * The rank asked for: floor(q n); for q = 0 and q = 1 (min and max) the k-th
- * smallest or largest value instead, k = max(ceil((ln(N + 1) + 4) / gamma),
- * floor(n / 20)).  Every boundary beyond the data has the best utility the
- * extreme itself can have (no value below the minimum), so asking for the
- * extreme spreads the answer over the empty part of the domain; asking for
- * the k-th value gives those boundaries weight at most e^-4 / (N + 1) each
- * against a boundary at the k-th value, and the n / 20 keeps a value shared
- * by up to 10% of the rows (integers) from tying with them.  Either way
- * r(n + 1) - r(n) is 0 or 1, which the sensitivity needs.
- */
+/* The rank asked for (the small-group rule is quantile.h's dp_quantile_target). */
 static uint64
 DpQuantileTarget(const DpQuantileSite *qs, uint64 n)
 {
-	double		g = (double) qs->gamma.num / (double) qs->gamma.den;
-	double		kd = ceil((log(DP_QUANTILE_CELLS + 1.0) + 4.0) / g);
-	uint64		k = kd >= 1e18 ? (uint64) 1e18 : (uint64) kd;
-
-	if (n / 20 > k)
-		k = n / 20;
-
-	if (qs->q == 0.0)
-		return n < k ? n : k;
-	if (qs->q == 1.0)
-		return n > k ? n - k : 0;
-	return dp_quantile_rank(qs->q, n);
+	return dp_quantile_target(qs->q, n, qs->gamma, DP_QUANTILE_CELLS);
 }
 
 /* Release one boundary for the group (an empty group too: nothing about it is withheld). */
