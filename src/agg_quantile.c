@@ -38,6 +38,7 @@
 
 #include "agg_common.h"
 #include "agg_state.h"
+#include "cache.h"
 #include "quantile.h"
 
 PG_FUNCTION_INFO_V1(dp_quantile_trans);
@@ -144,6 +145,26 @@ DpQuantilePlan(DpCallSite *site, Datum *values, bool *isnull)
 	site->plan.sigma = NAN;
 }
 
+/*
+ * A quantile's interval is on the rank scale (quantile.h): a value-scale
+ * interval would need the data around the answer, which is not released.
+ */
+static void
+DpQuantileBar(const DpCallSite *site, DpSiteBar *bar)
+{
+	DpQuantileSite *qs = site->extra;
+	double		g = (double) qs->gamma.num / (double) qs->gamma.den;
+
+	bar->sd = NAN;
+	bar->h95 = NAN;
+	bar->rank_h95 = dp_quantile_rank_halfwidth(qs->gamma, DP_QUANTILE_CELLS, 0.95);
+	snprintf(bar->note, sizeof(bar->note),
+			 "A rank interval (t = ci95_rank_halfwidth): with probability 0.95 or more the number of values "
+			 "below the answer is within t of the rank asked for, floor(q n) kept min(%.0f, n / 4) from either "
+			 "end, up to the values of one of the 1,024 cells of [%g, %g].  Not in it: values moved to the bounds.",
+			 ceil((log(DP_QUANTILE_CELLS + 1.0) + 4.0) / g), qs->lower, qs->upper);
+}
+
 const DpAggKind dp_quantile_kind = {
 	.name = "dp_quantile",
 	.finalfn = dp_quantile_final,
@@ -153,6 +174,7 @@ const DpAggKind dp_quantile_kind = {
 	.const_argnos = {1, 2, 3},
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 const DpAggKind dp_quantile_default_kind = {
@@ -164,6 +186,7 @@ const DpAggKind dp_quantile_default_kind = {
 	.const_argnos = {1, 2, 3},
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 const DpAggKind dp_median_kind = {
@@ -175,6 +198,7 @@ const DpAggKind dp_median_kind = {
 	.const_argnos = {1, 2},
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 const DpAggKind dp_median_default_kind = {
@@ -186,6 +210,7 @@ const DpAggKind dp_median_default_kind = {
 	.const_argnos = {1, 2},
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 /* The bounded form (guard/units.c): (values[], q, lower, upper, mech, weight, rows, groups). */
@@ -199,6 +224,7 @@ const DpAggKind dp_bounded_quantile_kind = {
 	.bounded_extra = 3,
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 /* A new state in the aggregate context, bounds checked. */

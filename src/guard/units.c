@@ -300,7 +300,9 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 						 InvalidOid, NULL, false);
 	}
 	else if (kind == &dp_sum_int_kind || kind == &dp_sum_int8_kind ||
-			 kind == &dp_sum_float8_kind || kind == &dp_sum_numeric_kind)
+			 kind == &dp_sum_float8_kind || kind == &dp_sum_numeric_kind ||
+			 kind == &dp_sum_int_default_kind || kind == &dp_sum_int8_default_kind ||
+			 kind == &dp_sum_float8_default_kind || kind == &dp_sum_numeric_default_kind)
 	{
 		Oid			t = linitial_oid(a->aggargtypes);
 		Oid			ct = (t == FLOAT8OID || t == NUMERICOID) ? t : INT8OID;	/* contribution / outer type */
@@ -476,7 +478,7 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 		}
 		(void) argtypes;
 	}
-	else if (kind == &dp_avg_kind)
+	else if (kind == &dp_avg_kind || kind == &dp_avg_default_kind)
 	{
 		/* the unit's mean of clamped values, weighted by least(its rows, r) */
 		Expr	   *x = DpAggArg(a, 0);
@@ -506,7 +508,7 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 															  InvalidOid, filter, false),
 										(Expr *) DpInt8Const(r)), name, false);
 		args = list_make5(makeVar(1, mcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2),
-						  DpAggArg(a, 3), makeVar(1, wcol, INT8OID, -1, InvalidOid, 0));
+						  DpAggMechanism(a, kind), makeVar(1, wcol, INT8OID, -1, InvalidOid, 0));
 		args = lappend(args, DpInt8Const(r));
 		args = lappend(args, DpInt4Const(cxt->groups));
 		ba->replacement = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_avg", 7, argtypes), FLOAT8OID,
