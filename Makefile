@@ -46,7 +46,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 
 # pg_regress inputs live in sql/, outputs in expected/ (run against a server
 # that preloads dp_pg: test/all.sh starts one).
-REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard units units_guard unit_cells bi cache citus versions
+REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard units units_guard unit_cells accuracy bi cache citus versions
 REGRESS_OPTS = --load-extension=dp_pg
 
 ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch

@@ -262,6 +262,25 @@ DpKeyInBins(Expr *key, Expr *bins, Oid collid)
 	return (Expr *) sa;
 }
 
+/* CASE WHEN lo <= hi THEN valid ELSE invalid END (lo, hi: the user's bounds). */
+static Expr *
+DpIfBoundsValid(ParseState *pstate, Expr *lo, Expr *hi, Expr *valid, Expr *invalid)
+{
+	CaseExpr   *c = makeNode(CaseExpr);
+	CaseWhen   *w = makeNode(CaseWhen);
+
+	w->expr = DpOp(pstate, "<=", (Expr *) copyObject(lo), (Expr *) copyObject(hi));
+	w->result = valid;
+	w->location = -1;
+	c->casetype = exprType((Node *) valid);
+	c->casecollid = InvalidOid;
+	c->arg = NULL;
+	c->args = list_make1(w);
+	c->defresult = invalid;
+	c->location = -1;
+	return (Expr *) c;
+}
+
 /* Build the inner contribution(s) and the outer bounded call of one dp aggregate. */
 static void
 DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
@@ -379,15 +398,18 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 		 * [least(0, r*lo), greatest(0, r*hi)]; its sensitivity is the same
 		 * r*max(|lo|, |hi|) as [r*lo, r*hi]'s, without moving a contribution
 		 * of fewer than r values up to r*lo (the bias of a domain above 0).
+		 * Bounds that are NULL, NaN or reversed stay [r*lo, r*hi], which
+		 * dp_sum refuses as it would refuse [lo, hi].
 		 */
 		zero = DpCoerce(pstate, (Expr *) DpInt8Const(0), ct);
+		rlo = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, lo, ct));
+		rhi = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, hi, ct));
 		ba->replacement = (Node *)
 			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_sum", 5, argtypes), ct,
 						 list_make5(makeVar(1, col, ct, -1, InvalidOid, 0),
-									DpMinMax(IS_LEAST, ct, zero,
-											 DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, lo, ct))),
-									DpMinMax(IS_GREATEST, ct, copyObject(zero),
-											 DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, hi, ct))),
+									DpIfBoundsValid(pstate, lo, hi, DpMinMax(IS_LEAST, ct, zero, rlo), copyObject(rlo)),
+									DpIfBoundsValid(pstate, lo, hi, DpMinMax(IS_GREATEST, ct, copyObject(zero), rhi),
+													copyObject(rhi)),
 									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
 						 InvalidOid, NULL, false);
 	}
