@@ -34,6 +34,10 @@ GRANT SELECT ON dp_pg.last_releases TO PUBLIC;
 COMMENT ON VIEW dp_pg.last_releases IS
 	'the error bar of each value the session''s last dp query released: the closed 95% interval [answer - h, answer + h] of the noise (h = ci95_halfwidth), an average''s own [ci95_lower, ci95_upper], a quantile''s rank interval; note says what each covers (clamping and unit bounding are in none)';
 
+-- the interval is closed: its ends are included
+COMMENT ON FUNCTION dp_confidence_interval(float8, dp_mechanism, float8, float8) IS
+	'closed interval [lower, upper] (both ends included) that covers the true answer with probability at least level';
+
 -- protect(): only privileges granted to the analyst itself are revoked (and warned of)
 CREATE OR REPLACE FUNCTION dp_pg.revoke_from_analysts(tbl regclass) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog AS $$

@@ -242,7 +242,7 @@ CREATE FUNCTION dp_confidence_interval(value float8, mech dp_mechanism, sensitiv
 	OUT lower float8, OUT upper float8)
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_confidence_interval(float8, dp_mechanism, float8, float8) IS
-	'interval that covers the true answer with probability at least level';
+	'closed interval [lower, upper] (both ends included) that covers the true answer with probability at least level';
 
 --
 -- dp_sum, dp_avg (src/agg_sum.c): values clamped to [lower, upper], exact

@@ -392,10 +392,9 @@ DpSumBar(const DpCallSite *site, DpSiteBar *bar)
 
 /*
  * An average's interval is its own per released value (dp_avg_final): its
- * noisy sum and count each within their 97.5% half-widths, the true average
- * lies in the ratio interval.  Without the values, its width for a group of
- * n values: |avg - truth| <= (|Z_sum| + w |Z_count|) / (n + Z_count), w =
- * (upper - lower) / 2 (|centred sum| <= n w).
+ * noisy sum and count each within their 97.5% half-widths, |avg - truth| <=
+ * (|Z_sum| + w |Z_count|) / noisy count, w = (upper - lower) / 2.  Without
+ * the values: that half-width over the count.
  */
 static void
 DpAvgBar(const DpCallSite *site, DpSiteBar *bar)
@@ -411,9 +410,9 @@ DpAvgBar(const DpCallSite *site, DpSiteBar *bar)
 	snprintf(bar->note, sizeof(bar->note),
 			 "Per group (a row per released value): [ci95_lower, ci95_upper] holds the average of the clamped "
 			 "values with probability 0.95 or more, from its noisy sum (+-%.6g) and count (+-%.6g), each at "
-			 "97.5%%.  For a group of n values it is about +-(%.6g + %.6g * %.6g) / (n - %.6g).  Not in it: "
-			 "values moved to the bounds.",
-			 hs, hn, hs, w, hn, hn);
+			 "97.5%%: answer +-(%.6g + %.6g * %.6g) / noisy count, about / n for a group of n values.  Not in "
+			 "it: values moved to the bounds.",
+			 hs, hn, hs, w, hn);
 }
 
 const DpAggKind dp_sum_int_kind = {
@@ -698,16 +697,20 @@ dp_sum_float8_default_final(PG_FUNCTION_ARGS)
 }
 
 /*
- * The 95% interval of a released average (dp_pg.last_releases): with
- * probability 0.975 each, the noisy centred sum is within hs of the exact
- * one S and the noisy count within hn of the exact count N (a union bound:
- * both with 0.95).  Then S / N, for N >= 1 (an empty group has no average to
- * cover), lies between the corners of [sum - hs, sum + hs] / [max(count -
- * hn, 1), count + hn] (a ratio is monotone in each part on that box), and
- * within [-w, w].  hs is widened by one release lattice step (the exact sum
- * is rounded to it before the noise) and the result by one fixed-point unit
- * (each value is rounded to one); both are far below the noise.  Computed
- * from the released noisy values only: post-processing, free.
+ * The 95% interval of a released average (dp_pg.last_releases).  With S and
+ * N the exact centred sum and count (N >= 1: an empty group has no average
+ * to cover), m = S / N, |m| <= w = (upper - lower) / 2, and the noisy ones
+ * S + Z_s, N + Z_n with N + Z_n >= 1, the released average before its clamp
+ * is exactly
+ *     center + (S + Z_s) / (N + Z_n) = center + m + (Z_s - m Z_n) / (N + Z_n),
+ * so with probability 0.975 each |Z_s| <= hs and |Z_n| <= hn (both with
+ * 0.95), and then the true average lies within (hs + w hn) / (N + Z_n) of
+ * it; clamping the answer to [lower, upper], where the truth lies, only
+ * brings it nearer.  A noisy count below 1 gives [lower, upper].  hs is
+ * widened by one release lattice step (the exact sum is rounded to it
+ * before the noise) and the result by one fixed-point unit (each value is
+ * rounded to one); both are far below the noise.  Computed from released
+ * noisy values only: post-processing, free.
  */
 static void
 DpAvgNoteInterval(const DpCallSite *site, double avg, double sum, int64 count)
@@ -715,30 +718,21 @@ DpAvgNoteInterval(const DpCallSite *site, double avg, double sum, int64 count)
 	DpSumSite  *ex = site->extra;
 	double		hs = dp_noise_plan_halfwidth(&ex->fs.noise, 0.975) + ldexp(1.0, ex->fs.unit_exp + ex->fs.shift);
 	double		hn = dp_noise_plan_halfwidth(&ex->count, 0.975);
-	double		n1 = Max((double) count - hn, 1.0);
-	double		n2 = (double) count + hn;
+	double		w = ex->fb.upper / 2.0 - ex->fb.lower / 2.0;
 	double		lower = ex->fb.lower;
 	double		upper = ex->fb.upper;
+	double		n = Max((double) count, 1.0);
 	double		sd;
 
-	if (n2 >= 1.0)
+	if (count >= 1)
 	{
-		double		c[4] = {(sum - hs) / n1, (sum - hs) / n2, (sum + hs) / n1, (sum + hs) / n2};
-		double		lo = c[0],
-					hi = c[0];
-		double		unit = ldexp(1.0, ex->fb.unit_exp);
+		double		h = (hs + w * hn) / (double) count + ldexp(1.0, ex->fb.unit_exp);
 
-		for (int i = 1; i < 4; i++)
-		{
-			lo = Min(lo, c[i]);
-			hi = Max(hi, c[i]);
-		}
-		lower = Max(lower, ex->fb.center + lo - unit);
-		upper = Min(upper, ex->fb.center + hi + unit);
+		lower = Max(lower, avg - h);
+		upper = Min(upper, avg + h);
 	}
-	/* about: the delta method's standard deviation of the ratio */
-	sd = sqrt(ex->fs.noise.variance + (sum / Max((double) count, 1.0)) * (sum / Max((double) count, 1.0)) *
-			  ex->count.variance) / Max((double) count, 1.0);
+	/* about: the standard deviation of (Z_s - m Z_n) / N at m = the released centred average */
+	sd = sqrt(ex->fs.noise.variance + (sum / n) * (sum / n) * ex->count.variance) / n;
 	DpCacheNoteValue(site, avg, sd, lower, upper);
 }
 

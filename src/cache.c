@@ -109,6 +109,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "agg_common.h"
 #include "cache.h"
 #include "callsite.h"
 #include "guard/guard.h"
@@ -619,7 +620,15 @@ DpCacheSiteBars(List *sites, int *n)
 {
 	DpSiteBar  *bars = palloc0(sizeof(DpSiteBar) * Max(list_length(sites), 1));
 	ListCell   *lc;
+	bool		selection = false;
 
+	/*
+	 * Partition selection decides after the final functions which groups are
+	 * released: a value per group would count the groups it dropped.
+	 */
+	foreach(lc, sites)
+		if (((DpCallSite *) lfirst(lc))->kind == &dp_partition_keep_kind)
+			selection = true;
 	*n = 0;
 	foreach(lc, sites)
 	{
@@ -641,6 +650,13 @@ DpCacheSiteBars(List *sites, int *n)
 		b->rank_h95 = NAN;
 		if (s->kind->bar != NULL)
 			s->kind->bar(s, b);
+		len = strlen(b->note);
+		if (b->per_value && selection && len < sizeof(b->note))
+		{
+			b->per_value = false;
+			snprintf(b->note + len, sizeof(b->note) - len,
+					 " Partition selection chose the groups: their intervals are not listed (the formula gives them).");
+		}
 		if (b->note[0] == '\0')
 			strlcpy(b->note, "[answer - h, answer + h] (closed, h = ci95_halfwidth) holds the true value with "
 					"probability 0.95 or more: the noise alone.", sizeof(b->note));
@@ -1078,8 +1094,12 @@ DpCacheNoteValue(const DpCallSite *site, double value, double sd, double lower, 
 {
 	DpValueBar *v;
 
-	/* only values of the session's last release (not of a query that ran inside it) */
-	if (site->release != last_release || site->bar_index < 0 || site->bar_index >= last_nbars)
+	/*
+	 * only values of the session's last release (not of a query that ran
+	 * inside it), of a site whose every value is released
+	 */
+	if (site->release != last_release || site->bar_index < 0 || site->bar_index >= last_nbars ||
+		!last_bars[site->bar_index].per_value)
 		return;
 	if (last_nvalues >= DP_MAX_VALUE_BARS)
 	{
