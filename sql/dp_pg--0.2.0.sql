@@ -1310,3 +1310,13 @@ COMMENT ON FUNCTION dp_pg.bound_choices(regclass, name, name, numeric, numeric, 
 	'for each candidate (max_groups_contributed, max_rows_per_unit): the share of units kept whole, of rows and of a column''s total that the bounding keeps (DBA only: reads raw rows)';
 REVOKE EXECUTE ON FUNCTION dp_pg.bounds_source(regclass, name, name), dp_pg.unit_profile(regclass, name, name),
 	dp_pg.bound_choices(regclass, name, name, numeric, numeric, int[], int[], name) FROM PUBLIC;
+
+-- Synthetic twins (src/synth; docs/analyst.md, "Synthetic twins"): a new
+-- table owned by the caller, filled with rows drawn from a model fitted to
+-- differentially private measurements of a protected table, charged once
+-- with the cost of the mechanism.
+CREATE FUNCTION dp_pg.synthesize(source regclass, target text, mechanism dp_mechanism,
+	columns name[] DEFAULT NULL, bins int DEFAULT 10, rows bigint DEFAULT NULL)
+	RETURNS bigint AS 'MODULE_PATHNAME', 'dp_synthesize' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION dp_pg.synthesize(regclass, text, dp_mechanism, name[], int, bigint) IS
+	'make table target, a synthetic twin of a protected table: rows drawn from differentially private 1-way and 2-way marginals, charged once with the cost of mechanism; returns its number of rows';
