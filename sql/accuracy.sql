@@ -388,4 +388,14 @@ SELECT dp_count(1, 'gaussian(epsilon=0.4, delta=1e-5)') FROM acc.small;
 RESET ROLE;
 
 RESET dp_pg.debug_noiseless;
-SELECT dp_pg.drop_budget('acc_small_budget') IS NOT NULL AS dropped;
+
+-- clean up: the tables, and the roles of this file with their budgets and ledger rows
+SET client_min_messages = warning;
+DROP SCHEMA acc CASCADE;
+RESET client_min_messages;
+RESET search_path;
+\set forget 'acc_analyst acc_trusted acc_small_budget'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

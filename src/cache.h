@@ -53,7 +53,10 @@ extern DpSiteBar *DpCacheSiteBars(List *sites, int *n);
  */
 extern void DpCacheNoteValue(const DpCallSite *site, double value, double sd, double lower, double upper);
 
-/* A utility statement is about to run: subscriptions' changes count as data changes. */
+/*
+ * A utility statement is about to run: subscriptions' changes count as data
+ * changes; DISCARD ALL forgets the session's last release.
+ */
 extern void DpCacheUtility(Node *stmt);
 
 /* Define dp_pg.answer_cache and dp_pg.answer_cache_size; transaction callbacks. */
