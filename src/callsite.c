@@ -121,6 +121,11 @@ static const DpAggKind *const all_kinds[] = {
 	&dp_sum_float8_kind,
 	&dp_sum_numeric_kind,
 	&dp_avg_kind,
+	&dp_sum_int_default_kind,
+	&dp_sum_int8_default_kind,
+	&dp_sum_float8_default_kind,
+	&dp_sum_numeric_default_kind,
+	&dp_avg_default_kind,
 	&dp_bounded_count_kind,
 	&dp_histogram_bins_kind,
 	&dp_histogram_width_kind,
@@ -376,8 +381,10 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 	site->aggref = aggref;
 	site->unit_rows = 1;
 	site->unit_groups = 1;
+	site->bar_index = -1;
 	if (nargs != kind->nargs)
 	{
+		site->bounded = true;
 		/* the unit-bounded form (guard/units.c): trailing [weight, rows,] groups */
 		if (kind->bounded_extra <= 0 || nargs != kind->nargs + kind->bounded_extra)
 			elog(ERROR, "%s: %d arguments where %d were expected", kind->name, nargs, kind->nargs);
@@ -924,7 +931,7 @@ DpCallSitesStart(QueryDesc *queryDesc, int eflags)
 	{
 		DpChargeQuery(queryDesc, cxt.sites);
 		if (!IsParallelWorker())
-			DpCacheNoteRelease(cxt.sites);
+			DpCacheNoteRelease(queryDesc, cxt.sites);
 	}
 	if (cxt.sites != NIL)
 	{

@@ -17,6 +17,7 @@
 #define DP_MAX_CONST_ARGS 4
 
 typedef struct DpCallSite DpCallSite;
+struct DpSiteBar;
 
 /*
  * What dp_pg knows about one of its aggregates.  The aggregate is recognised
@@ -44,6 +45,13 @@ typedef struct DpAggKind
 	bool		own_cost;
 	/* Plan the noise of a call site; ERROR on invalid arguments. */
 	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
+
+	/*
+	 * Optional: fill what the error bar of a planned site says beyond the
+	 * noise of an additive plan (struct DpSiteBar, cache.h) -- an average's
+	 * or a quantile's own interval and what it covers.
+	 */
+	void		(*bar) (const DpCallSite *site, struct DpSiteBar *bar);
 } DpAggKind;
 
 /* One dp aggregate call of the running query (lives in the query's memory). */
@@ -59,6 +67,9 @@ struct DpCallSite
 	int			release;		/* its DP level (Agg node) in the query, from 1 (multi.c) */
 	bool		duplicate;		/* shares the result of an identical call */
 	bool		charged;		/* the query's cost is in the ledger */
+	bool		bounded;		/* the unit-bounded form (a table with a privacy unit) */
+	int			bar_index;		/* its row of the session's error bars, or -1 (cache.c) */
+	uint64		release;		/* the session's release it belongs to (cache.c) */
 	void	   *extra;			/* kind-specific per-query data */
 };
 

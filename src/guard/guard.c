@@ -473,9 +473,10 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 		RangeTblEntry *sub = DpWrappedDpQuery(parse);
 
 		if (sub == NULL || sub->lateral || depth >= 8)
-			DpGuardRefuse("a protected table may only be read by a dp query in FROM",
-						  "The dp query may be wrapped in outer queries (FROM (<dp query>) AS s); "
-						  "CTEs, scalar subqueries, set operations and LATERAL could release rows or a second result.");
+			DpGuardRefuseHint("a protected table may only be read by a dp query in FROM",
+							  "The dp query may be wrapped in outer queries (FROM (<dp query>) AS s); "
+							  "CTEs, scalar subqueries, set operations and LATERAL could release rows or a second result.",
+							  "Put the dp query in FROM: SELECT ... FROM (SELECT dp_count(*) FROM t) AS s.");
 		DpGuardDpQuery(sub->subquery, prot, check, depth + 1);
 		return;
 	}
@@ -528,8 +529,9 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 	if (reads == 2)
 		reads -= DpUnitJoinReads(parse, prot);
 	if (reads > 1)
-		DpGuardRefuse("a dp query reads exactly one protected table, once",
-					  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.");
+		DpGuardRefuseHint("a dp query reads exactly one protected table, once",
+						  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.",
+						  "Ask each protected table in a query of its own.");
 	DpGuardDpQuery(parse, prot, check, 0);
 }
 

@@ -199,6 +199,9 @@ extern void DpStatsInit(void);
 /* ERROR 42501 naming the rule a query broke. */
 extern DP_NORETURN void DpGuardRefuse(const char *rule, const char *detail);
 
+/* The same, with a short hint saying what to write instead (NULL: none). */
+extern DP_NORETURN void DpGuardRefuseHint(const char *rule, const char *detail, const char *hint);
+
 /* The Var under binary-compatible relabelling (this query level), or NULL. */
 extern Var *DpStripVar(Node *node);
 

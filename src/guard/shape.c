@@ -78,16 +78,23 @@
 #include "guard/guard.h"
 #include "ledger.h"
 
-/* ERROR 42501 naming the rule a query broke. */
+/* ERROR 42501 naming the rule a query broke (its detail says why, or what to write). */
 void
 DpGuardRefuse(const char *rule, const char *detail)
+{
+	DpGuardRefuseHint(rule, detail, NULL);
+}
+
+/* ERROR 42501 naming the rule a query broke, with a short hint saying what to write instead. */
+void
+DpGuardRefuseHint(const char *rule, const char *detail, const char *hint)
 {
 	DpLedgerNoteRefusal(rule, ERRCODE_INSUFFICIENT_PRIVILEGE);
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("dp_pg: %s", rule),
 			 errdetail("%s", detail),
-			 errhint("On a protected table an analyst may only run SELECT <dp aggregates> FROM <table> [JOIN <public table> ON <unique key> = <column>] [WHERE <simple comparisons>] [GROUP BY <columns>], with anything over the released values around it.")));
+			 hint != NULL ? errhint("%s", hint) : 0));
 }
 
 /* ------------------------------------------------------------------------
@@ -446,10 +453,11 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				/* date_trunc, extract, width_bucket, floor, casts to date, ... of a column (keys.c) */
 				if (DpIsGeneralising(node))
 					return DpGeneralise(node, cxt->rtis, where);
-				DpGuardRefuse("this function is not allowed on a protected table",
-							  psprintf("Function %s in %s could raise errors that reveal private values; "
-									   "only widening numeric casts are allowed on columns.",
-									   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", where));
+				DpGuardRefuseHint("this function is not allowed on a protected table",
+								  psprintf("Function %s in %s could raise errors that reveal private values; "
+										   "only widening numeric casts are allowed on columns.",
+										   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", where),
+								  "Compute it over the released values, in a query around the dp query.");
 				return NULL;
 			}
 		case T_CaseExpr:
@@ -466,9 +474,10 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				bool		is_like;
 
 				if (!DpSafeOperator(op->opno, &is_like))
-					DpGuardRefuse("this operator is not allowed on a protected table",
-								  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
-										   get_opname(op->opno) ? get_opname(op->opno) : "?", where));
+					DpGuardRefuseHint("this operator is not allowed on a protected table",
+									  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
+											   get_opname(op->opno) ? get_opname(op->opno) : "?", where),
+									  "Compare the column itself with a constant (amount > 10, not amount * 2 > 20); for bins use width_bucket.");
 				if (is_like)
 				{
 					Node	   *pat = lsecond(op->args);
@@ -509,9 +518,10 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				return (Node *) sa;
 			}
 		default:
-			DpGuardRefuse("this expression is not allowed on a protected table",
-						  psprintf("Functions, casts and arithmetic on private columns in %s could raise errors that reveal values; "
-								   "only comparisons, LIKE, AND/OR/NOT, IS NULL, CASE WHEN and COALESCE are allowed.", where));
+			DpGuardRefuseHint("this expression is not allowed on a protected table",
+							  psprintf("Functions, casts and arithmetic on private columns in %s could raise errors that reveal values; "
+									   "only comparisons, LIKE, AND/OR/NOT, IS NULL, CASE WHEN and COALESCE are allowed.", where),
+							  "Compute it over the released values, in a query around the dp query.");
 	}
 	return NULL;				/* keep compiler quiet */
 }
@@ -892,8 +902,9 @@ DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
 	int			argno = 0;
 
 	if (kind == NULL)
-		DpGuardRefuse("only dp aggregates may read a protected table",
-					  psprintf("Aggregate %s is not differentially private.", get_func_name(agg->aggfnoid)));
+		DpGuardRefuseHint("only dp aggregates may read a protected table",
+						  psprintf("Aggregate %s is not differentially private.", get_func_name(agg->aggfnoid)),
+						  "Use dp_count, dp_sum, dp_avg, dp_quantile or dp_histogram (count, sum, avg, min, max and percentile_cont of a column with a value domain are planned as them).");
 	/*
 	 * dp_pg.partition_keep written by the user is one more released value (a
 	 * noisy count compared with its threshold, charged like any call site);
@@ -963,8 +974,9 @@ DpCheckReleasedWalker(Node *node, DpReleaseCheck *cxt)
 
 		if (v->varattno > 0 && bms_is_member(DP_GROUP_KEY(v->varno, v->varattno), cxt->group_atts))
 			return false;		/* a GROUP BY key: released as a key */
-		DpGuardRefuse("table columns may only appear inside dp aggregates or as GROUP BY keys",
-					  "Selecting, filtering or ordering by another column would release it.");
+		DpGuardRefuseHint("table columns may only appear inside dp aggregates or as GROUP BY keys",
+						  "Selecting, filtering or ordering by another column would release it.",
+						  "Put the column inside a dp aggregate or in GROUP BY.");
 	}
 	if (IsA(node, WindowFunc) && DpKindOfAggregate(((WindowFunc *) node)->winfnoid) != NULL)
 	{
@@ -1044,12 +1056,15 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		DpGuardRefuse("only SELECT may read a protected table", "Data changes and utility commands are not dp queries.");
 	if (q->cteList != NIL || q->hasRecursive || q->hasModifyingCTE)
-		DpGuardRefuse("WITH is not allowed on a protected table", "A CTE could release a second result.");
+		DpGuardRefuseHint("WITH is not allowed on a protected table", "A CTE could release a second result.",
+						  "Write the dp query in FROM of the query around it instead.");
 	if (q->setOperations != NULL)
-		DpGuardRefuse("UNION, INTERSECT and EXCEPT are not allowed on a protected table", "Each branch would be a release of its own.");
+		DpGuardRefuseHint("UNION, INTERSECT and EXCEPT are not allowed on a protected table", "Each branch would be a release of its own.",
+						  "Run each branch as a dp query of its own, or combine dp queries in a query around them.");
 	if (q->groupingSets != NIL || q->groupDistinct)
-		DpGuardRefuse("GROUPING SETS, ROLLUP and CUBE are not allowed on a protected table",
-					  "Each row would be released once per grouping set.");
+		DpGuardRefuseHint("GROUPING SETS, ROLLUP and CUBE are not allowed on a protected table",
+						  "Each row would be released once per grouping set.",
+						  "Run one GROUP BY per grouping set.");
 	if (q->rowMarks != NIL || q->hasForUpdate)
 		DpGuardRefuse("FOR UPDATE / SHARE is not allowed on a protected table", "Row locks act on private rows.");
 	if (q->jointree == NULL || q->jointree->fromlist == NIL)
@@ -1187,6 +1202,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		}
 	}
 	if (cxt.ndp == 0 && q->groupClause == NIL)
-		DpGuardRefuse("a query on a protected table must release only dp aggregates", "Raw rows are never released.");
+		DpGuardRefuseHint("a query on a protected table must release only dp aggregates", "Raw rows are never released.",
+						  "Select dp aggregates and GROUP BY keys: SELECT region, dp_count(*) FROM t GROUP BY region.");
 	shape->ndp = cxt.ndp;
 }
