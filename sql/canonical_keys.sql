@@ -118,13 +118,6 @@ SELECT amount, dp_count(*) > 0 AS released FROM ck.upay GROUP BY amount;
 SELECT amount, dp_count(*) > 0 AS released FROM ck.upay WHERE (person = 1 AND salary > 50000) OR person > 1 GROUP BY amount;
 SELECT amount, dp_sum(cost, 0, 10, 'laplace(epsilon=1)') IS NOT NULL AS released FROM ck.upay GROUP BY amount;
 SELECT jsonb_object_keys(dp_histogram(amount, 'gaussian(epsilon=1, delta=1e-6)')) AS label FROM ck.upay;
-RESET SESSION AUTHORIZATION;
-SET dp_pg.debug_unit_cells = 'window';
-SET SESSION AUTHORIZATION ck_ana;
-SELECT amount, dp_count(*) > 0 AS released FROM ck.upay GROUP BY amount;
-RESET SESSION AUTHORIZATION;
-RESET dp_pg.debug_unit_cells;
-SET SESSION AUTHORIZATION ck_ana;
 
 -- 5. keys without a canonical spelling: refused, nothing charged
 SELECT dp_test.outcome(q) AS result, q AS statement FROM unnest(ARRAY[
@@ -146,3 +139,13 @@ FROM ck.dup GROUP BY amount ORDER BY amount;
 SELECT tci, abs(dp_count(1, 'laplace(epsilon=1)') - CASE WHEN tci = 'key' THEN 2000 ELSE 0 END) <= 25 AS counted_once
 FROM ck.dup GROUP BY tci ORDER BY tci COLLATE "C";
 RESET SESSION AUTHORIZATION;
+
+-- clean up: the tables, and the roles of this file with their budgets and ledger rows
+SET client_min_messages = warning;
+DROP SCHEMA ck CASCADE;
+RESET client_min_messages;
+\set forget 'ck_ana'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

@@ -166,16 +166,18 @@ RESET SESSION AUTHORIZATION;
 
 -- 5. a database owner would vacuum, analyze and reindex every table: unnamed, refused
 -- (the message names a protected table of this database: which one depends on the tests before)
+SELECT datdba::regrole AS db_owner FROM pg_database WHERE datname = current_database() \gset
 DO $$ BEGIN EXECUTE format('ALTER DATABASE %I OWNER TO df_ana', current_database()); END $$;
 SET SESSION AUTHORIZATION df_ana;
-SELECT regexp_replace(dp_test.outcome(q), '"[^"]*"', '"..."') AS result, q AS statement FROM unnest(ARRAY[
+SELECT regexp_replace(dp_test.outcome(q), '"[^"]*"', '"..."') AS result, replace(q, current_database(), '<this database>') AS statement
+FROM unnest(ARRAY[
 	$q$VACUUM$q$,
 	$q$ANALYZE$q$,
 	$q$VACUUM (ANALYZE)$q$,
-	$q$REINDEX DATABASE $q$ || current_database()
+	$q$REINDEX DATABASE $q$ || quote_ident(current_database())
 ]) AS q;
 RESET SESSION AUTHORIZATION;
-DO $$ BEGIN EXECUTE format('ALTER DATABASE %I OWNER TO postgres', current_database()); END $$;
+ALTER DATABASE :"DBNAME" OWNER TO :"db_owner";
 
 -- nothing of the DBA's changed, nothing was charged
 SELECT c.relname, count(DISTINCT k.oid) = s.constraints AS same_constraints,
@@ -188,3 +190,13 @@ SELECT count(*) AS charges FROM dp_pg.ledger_entries WHERE role = 'df_ana'::regr
 -- the DBA (a superuser) still changes what the tables depend on
 ALTER TABLE dfa.codes ADD COLUMN z int;
 ALTER DOMAIN dfa.pos SET NOT NULL;
+
+-- clean up: the tables, and the roles of this file with their budgets and ledger rows
+SET client_min_messages = warning;
+DROP SCHEMA df, dfa, dfo CASCADE;
+RESET client_min_messages;
+\set forget 'df_ana'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

@@ -22,6 +22,7 @@ END $$;
 GRANT EXECUTE ON FUNCTION mf.noisy() TO mf_ana;
 
 -- the superuser's own setting is its own
+SELECT current_user AS superuser \gset
 SET client_min_messages = debug1;
 SHOW client_min_messages;
 RESET client_min_messages;
@@ -59,7 +60,7 @@ CREATE TABLE mf.t5 (a int PRIMARY KEY);
 
 -- a session that lowered the setting before it became an analyst's: its next
 -- statement raises it again
-\c - postgres
+\c - :"superuser"
 SET client_min_messages = debug1;
 SET SESSION AUTHORIZATION mf_ana;
 CREATE TABLE mf.t6 (a int PRIMARY KEY);
@@ -67,3 +68,13 @@ SHOW client_min_messages;
 RESET SESSION AUTHORIZATION;
 SET client_min_messages = notice;
 SELECT count(*) AS tables_made FROM pg_tables WHERE schemaname = 'mf';
+
+-- clean up: the tables, and the roles of this file with their budgets and ledger rows
+SET client_min_messages = warning;
+DROP SCHEMA mf CASCADE;
+RESET client_min_messages;
+\set forget 'mf_ana'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

@@ -101,3 +101,13 @@ SELECT 'laplace(epsilon=1)'::dp_mechanism < 'laplace(epsilon=2)' AS lt,
        dp_pg.mechanism_cmp('osgt(epsilon=1, delta=1e-6)', 'osgt(epsilon=1, delta=1e-7)') AS cmp;
 SELECT m FROM (VALUES ('laplace(epsilon=2)'::dp_mechanism), ('gaussian(rho=0.5)'), ('laplace(epsilon=1)'),
 	('gaussian(epsilon=1, delta=1e-6)')) v(m) ORDER BY m;
+
+-- clean up: the tables, and the roles of this file with their budgets and ledger rows
+SET client_min_messages = warning;
+DROP SCHEMA ugk CASCADE;
+RESET client_min_messages;
+\set forget 'ugk_ana'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc
