@@ -25,9 +25,6 @@
 
 PG_MODULE_MAGIC;
 
-/* True when the library was loaded by shared_preload_libraries. */
-bool		dp_pg_preloaded = false;
-
 void		_PG_init(void);
 
 /* Module load: one call per subsystem. */

@@ -17,6 +17,9 @@
 
 #include "agg_common.h"
 
+/* True when the library was loaded by shared_preload_libraries (set by _PG_init). */
+bool		dp_pg_preloaded = false;
+
 static DpRng *backend_rng = NULL;
 static pid_t backend_rng_pid = 0;
 

@@ -26,7 +26,7 @@
 #include "noise.h"
 #include "random.h"
 
-/* True when the library was loaded by shared_preload_libraries (dp_pg.c). */
+/* True when the library was loaded by shared_preload_libraries (set by dp_pg.c). */
 extern bool dp_pg_preloaded;
 
 /* Install the numeric core's error handler. */
