@@ -22,6 +22,7 @@
 #include "guc.h"
 #include "hooks.h"
 #include "ledger.h"
+#include "standby.h"
 
 PG_MODULE_MAGIC;
 
@@ -40,6 +41,7 @@ _PG_init(void)
 	{
 		DpCallSitesInit();
 		DpLedgerInit();
+		DpStandbyInit();
 		DpGuardInit();
 		DpHooksInit();
 	}

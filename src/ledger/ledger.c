@@ -248,6 +248,16 @@ static bool dp_debug_poison_charge = false;
 static DpLedgerShared *ledger = NULL;
 static HTAB *budgets = NULL;
 
+/* A hot standby's link to its primary (standby.c registers it at load). */
+static const DpLedgerForwarder *forwarder = NULL;
+
+/* Register the standby's forwarder (standby.c, at load). */
+void
+DpLedgerSetForwarder(const DpLedgerForwarder *fwd)
+{
+	forwarder = fwd;
+}
+
 /* Shared memory size. */
 static Size
 DpLedgerShmemSize(void)
@@ -347,7 +357,6 @@ DpLedgerInit(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 #endif
-	DpStandbyInit();
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -2231,7 +2240,7 @@ DpStandbyForward(const int *charges, int n)
 		}
 		DpDebugPause("standby_before_forward");
 		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: forwarding charges to the primary");
-		ok = DpForwardCharges(m, reqs, out, &code, err, sizeof(err));
+		ok = forwarder->charges(m, reqs, out, &code, err, sizeof(err));
 		pgstat_report_activity(STATE_IDLE, NULL);
 		for (int k = 0; k < m; k++)
 		{
@@ -2494,7 +2503,7 @@ DpStandbyForwardRefusals(void)
 		rule[i] = recs[i].rule;
 		query[i] = recs[i].query;
 	}
-	if (!DpForwardRefusals(n, at, su, cu, db, code, rule, query, missed, err, sizeof(err)))
+	if (!forwarder->refusals(n, at, su, cu, db, code, rule, query, missed, err, sizeof(err)))
 		ereport(LOG, (errmsg("dp_pg ledger: %d refusals could not be forwarded to the primary's log: %s",
 							 n, err)));
 }
@@ -2523,7 +2532,7 @@ DpStandbyLoop(int64 upto)
 		if (!RecoveryInProgress())
 		{
 			ereport(LOG, (errmsg("dp_pg ledger: this server was promoted; the ledger worker restarts as the ledger's writer")));
-			DpForwardDisconnect();
+			forwarder->disconnect();
 			proc_exit(1);
 		}
 		do

@@ -168,17 +168,27 @@ extern void DpLedgerNoteRefusalFrom(TimestampTz at, Oid session_user, Oid curren
 /* Count refusals that were not queued (a standby's full queue). */
 extern void DpLedgerNoteRefusalsMissed(int64 n);
 
-/* standby.c: the standby worker's link to its primary. */
-extern char *dp_primary_conninfo;
-extern void DpStandbyInit(void);
-extern bool DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
-							 int *sqlerrcode, char *err, size_t errlen);
-extern bool DpForwardRefusals(int n, const TimestampTz *at, const Oid *session_user,
-							  const Oid *current_user, const Oid *database,
-							  const int *sqlerrcode, const char *const *rule,
-							  const char *const *query, int64 missed,
-							  char *err, size_t errlen);
-extern void DpForwardDisconnect(void);
+/*
+ * How a hot standby's ledger worker reaches its primary: the standby
+ * (standby.h) registers its forwarder here when the library loads; the
+ * ledger worker calls it on a standby only.  charges and refusals return
+ * false with a message in err when the primary could not be reached;
+ * disconnect closes the link (after a promotion).
+ */
+typedef struct DpLedgerForwarder
+{
+	bool		(*charges) (int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
+							int *sqlerrcode, char *err, size_t errlen);
+	bool		(*refusals) (int n, const TimestampTz *at, const Oid *session_user,
+							 const Oid *current_user, const Oid *database,
+							 const int *sqlerrcode, const char *const *rule,
+							 const char *const *query, int64 missed,
+							 char *err, size_t errlen);
+	void		(*disconnect) (void);
+} DpLedgerForwarder;
+
+/* Register the standby's forwarder (standby.c, at load). */
+extern void DpLedgerSetForwarder(const DpLedgerForwarder *forwarder);
 
 /* Worker entry point. */
 extern PGDLLEXPORT void DpLedgerWorkerMain(Datum arg);

@@ -44,7 +44,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "ledger.h"
+#include "standby.h"
 
 PG_FUNCTION_INFO_V1(dp_forward_charges);
 PG_FUNCTION_INFO_V1(dp_forward_refusals);
@@ -55,6 +55,14 @@ char	   *dp_primary_conninfo = NULL;
 static PGconn *fwd_conn = NULL;
 static char *fwd_conninfo = NULL;
 
+/* What the ledger worker calls on a standby (DpLedgerSetForwarder). */
+static const DpLedgerForwarder standby_forwarder = {
+	.charges = DpForwardCharges,
+	.refusals = DpForwardRefusals,
+	.disconnect = DpForwardDisconnect,
+};
+
+/* Define dp_pg.primary_conninfo and register the forwarder with the ledger. */
 void
 DpStandbyInit(void)
 {
@@ -66,6 +74,7 @@ DpStandbyInit(void)
 							   PGC_SIGHUP,
 							   GUC_SUPERUSER_ONLY,
 							   NULL, NULL, NULL);
+	DpLedgerSetForwarder(&standby_forwarder);
 }
 
 /* Close the connection to the primary. */
