@@ -13,9 +13,11 @@ OBJS = \
 	src/core/sample.o \
 	src/core/quantile.o \
 	src/common/agg_common.o \
+	src/release/catalogue.o \
 	src/release/callsite.o \
 	src/release/cache.o \
 	src/common/plantree.o \
+	src/aggregates/kinds.o \
 	src/aggregates/agg_count.o \
 	src/common/agg_state.o \
 	src/core/fixedsum.o \

@@ -18,6 +18,7 @@
 #include "agg_common.h"
 #include "cache.h"
 #include "callsite.h"
+#include "catalogue.h"
 #include "guard/guard.h"
 #include "guc.h"
 #include "hooks.h"
@@ -36,10 +37,11 @@ _PG_init(void)
 
 	DpGucInit();
 	DpAggCommonInit();
+	DpAggregatesRegister();
 	DpCacheInit();
 	if (dp_pg_preloaded)
 	{
-		DpCallSitesInit();
+		DpCatalogueInit();
 		DpLedgerInit();
 		DpStandbyInit();
 		DpGuardInit();

@@ -1186,6 +1186,7 @@ const DpAggKind dp_histogram_keys_kind = {
 	.bounded_extra = 3,
 	.mech_argno = 1,
 	.nconst = 0,
+	.thresholded = true,
 	.plan = DpHistKeysPlan,
 	.bar = DpHistKeysBar,
 };
@@ -1259,6 +1260,8 @@ const DpAggKind dp_partition_keep_kind = {
 	.bounded_extra = 1,
 	.mech_argno = 0,
 	.nconst = 0,
+	.selects_groups = true,
+	.thresholded = true,
 	.plan = DpHistKeysPlan,
 	.bar = DpHistKeysBar,
 };

@@ -65,6 +65,9 @@ extern const DpAggKind dp_median_kind;
 extern const DpAggKind dp_median_default_kind;
 extern const DpAggKind dp_bounded_quantile_kind;
 
+/* Add every aggregate kind to the catalogue of dp aggregates (aggregates/kinds.c, at load). */
+extern void DpAggregatesRegister(void);
+
 /* Throw 22023 for a mechanism error message from the plain-C core. */
 extern DP_NORETURN void DpReportMechanismError(const char *err);
 

@@ -637,7 +637,7 @@ DpCacheSiteBars(List *sites, int *n)
 	 * released: a value per group would count the groups it dropped.
 	 */
 	foreach(lc, sites)
-		if (((DpCallSite *) lfirst(lc))->kind == &dp_partition_keep_kind)
+		if (((DpCallSite *) lfirst(lc))->kind->selects_groups)
 			selection = true;
 	*n = 0;
 	foreach(lc, sites)

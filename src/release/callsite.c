@@ -90,12 +90,6 @@ typedef struct DpQuerySites
 	MemoryContextCallback cb;
 } DpQuerySites;
 
-/* Cached answer for one aggregate OID: which kind it is, if any. */
-typedef struct DpKindCacheEntry
-{
-	Oid			aggfnoid;		/* hash key */
-	const DpAggKind *kind;		/* NULL: not a dp aggregate */
-} DpKindCacheEntry;
 
 /* the EXPLAIN-only start of DpEstimateQueryCost's plan: compose, do not charge */
 static QueryDesc *estimate_query = NULL;
@@ -110,94 +104,7 @@ static DpQuerySites *active_queries = NULL;
 /* The unit seeds bound into the plan of the last query bound (DpCallSitesSeeds). */
 static QueryDesc *seeds_query = NULL;
 static List *seeds_consts = NIL;
-static HTAB *kind_cache = NULL;
 
-/* Every aggregate kind dp_pg defines. */
-static const DpAggKind *const all_kinds[] = {
-	&dp_count_star_kind,
-	&dp_count_kind,
-	&dp_sum_int_kind,
-	&dp_sum_int8_kind,
-	&dp_sum_float8_kind,
-	&dp_sum_numeric_kind,
-	&dp_avg_kind,
-	&dp_sum_int_default_kind,
-	&dp_sum_int8_default_kind,
-	&dp_sum_float8_default_kind,
-	&dp_sum_numeric_default_kind,
-	&dp_avg_default_kind,
-	&dp_bounded_count_kind,
-	&dp_histogram_bins_kind,
-	&dp_histogram_width_kind,
-	&dp_histogram_keys_kind,
-	&dp_partition_keep_kind,
-	&dp_quantile_kind,
-	&dp_quantile_default_kind,
-	&dp_median_kind,
-	&dp_median_default_kind,
-	&dp_bounded_quantile_kind,
-};
-
-/* Forget cached aggregate kinds when pg_proc changes. */
-static void
-DpKindCacheInvalidate(Datum arg, int cacheid, uint32 hashvalue)
-{
-	if (kind_cache != NULL)
-	{
-		hash_destroy(kind_cache);
-		kind_cache = NULL;
-	}
-}
-
-/* The DpAggKind of aggregate aggfnoid, or NULL if it is not one of dp_pg's. */
-const DpAggKind *
-DpKindOfAggregate(Oid aggfnoid)
-{
-	DpKindCacheEntry *entry;
-	bool		found;
-	const DpAggKind *kind = NULL;
-
-	if (kind_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(DpKindCacheEntry);
-		kind_cache = hash_create("dp_pg aggregate kinds", 32, &ctl, HASH_ELEM | HASH_BLOBS);
-	}
-	entry = hash_search(kind_cache, &aggfnoid, HASH_FIND, &found);
-	if (found)
-		return entry->kind;
-
-	{
-		HeapTuple	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
-
-		if (HeapTupleIsValid(tup))
-		{
-			Oid			finalfn = ((Form_pg_aggregate) GETSTRUCT(tup))->aggfinalfn;
-
-			ReleaseSysCache(tup);
-			if (OidIsValid(finalfn))
-			{
-				Oid			ext = get_extension_oid("dp_pg", true);
-
-				if (OidIsValid(ext) &&
-					getExtensionOfObject(ProcedureRelationId, aggfnoid) == ext)
-				{
-					FmgrInfo	flinfo;
-
-					fmgr_info(finalfn, &flinfo);
-					for (int i = 0; i < lengthof(all_kinds); i++)
-						if (all_kinds[i]->finalfn == flinfo.fn_addr)
-							kind = all_kinds[i];
-				}
-			}
-		}
-	}
-	entry = hash_search(kind_cache, &aggfnoid, HASH_ENTER, &found);
-	entry->kind = kind;
-	return kind;
-}
 
 /* Walker: true if the expression uses a Param that is not a bound parameter, or a subquery (see callsite.h). */
 bool
@@ -330,18 +237,6 @@ DpZcdpRhoFor(double epsilon, double delta)
 	return lo;
 }
 
-/* The number of arguments of an aggregate call (its ORDER BY items are not arguments). */
-int
-DpAggNumArgs(List *args)
-{
-	ListCell   *lc;
-	int			n = 0;
-
-	foreach(lc, args)
-		if (!lfirst_node(TargetEntry, lc)->resjunk)
-			n++;
-	return n;
-}
 
 /* An int8 / int4 constant argument of a bounded form, checked to lie in [1, max]. */
 static int64
@@ -434,7 +329,7 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 	 */
 	if (site->unit_groups > 1 && orig_mech.family == DP_MECH_GAUSSIAN &&
 		orig_mech.form == DP_FORM_EPSILON_DELTA &&
-		kind != &dp_histogram_keys_kind && kind != &dp_partition_keep_kind)
+		!kind->thresholded)
 	{
 		DpCallSite	alt = *site;
 		double		rho = DpZcdpRhoFor(orig_mech.p[0], orig_mech.p[1]);
@@ -1336,12 +1231,6 @@ DpBindRunConstants(QueryDesc *queryDesc)
 				 errhint("Write the constant as a literal.")));
 }
 
-/* Register the aggregate-kind cache's invalidation (only when preloaded). */
-void
-DpCallSitesInit(void)
-{
-	CacheRegisterSyscacheCallback(PROCOID, DpKindCacheInvalidate, (Datum) 0);
-}
 
 /* The call site of the final function running in fcinfo (see callsite.h). */
 DpCallSite *

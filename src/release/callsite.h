@@ -14,45 +14,8 @@
 #include "mechanism.h"
 #include "noise.h"
 
-#define DP_MAX_CONST_ARGS 4
+#include "catalogue.h"
 
-typedef struct DpCallSite DpCallSite;
-struct DpSiteBar;
-
-/*
- * What dp_pg knows about one of its aggregates.  The aggregate is recognised
- * by its C final function (and by belonging to the dp_pg extension).  Its
- * mechanism and the arguments listed in const_argnos must be constant for the
- * query; they are evaluated once, before execution, and handed to plan().
- */
-typedef struct DpAggKind
-{
-	const char *name;			/* SQL name, for messages */
-	PGFunction	finalfn;		/* C final function identifying the aggregate */
-	int			nargs;			/* arguments of the user-level aggregate */
-	int			mech_argno;		/* 0-based; -1: dp_pg.default_mechanism */
-	int			nconst;			/* further constant arguments */
-	int			const_argnos[DP_MAX_CONST_ARGS];
-
-	/*
-	 * The unit-bounded form (dp_pg.bounded_*, written by the guard for tables
-	 * with a privacy unit) has this many more trailing arguments: 1 =
-	 * (groups int4); 3 = (weight int8, rows int8, groups int4), the weight
-	 * being a row argument.  0: no bounded form.
-	 */
-	int			bounded_extra;
-	/* plan() sets the site's cost itself (not the cost of an additive noise plan) */
-	bool		own_cost;
-	/* Plan the noise of a call site; ERROR on invalid arguments. */
-	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
-
-	/*
-	 * Optional: fill what the error bar of a planned site says beyond the
-	 * noise of an additive plan (struct DpSiteBar, cache.h) -- an average's
-	 * or a quantile's own interval and what it covers.
-	 */
-	void		(*bar) (const DpCallSite *site, struct DpSiteBar *bar);
-} DpAggKind;
 
 /* One dp aggregate call of the running query (lives in the query's memory). */
 struct DpCallSite
@@ -73,17 +36,8 @@ struct DpCallSite
 	void	   *extra;			/* kind-specific per-query data */
 };
 
-/* The number of arguments of an aggregate call (not counting its ORDER BY items). */
-extern int	DpAggNumArgs(List *args);
-
 /* The mechanism with 1/k of its budget (epsilon and delta, or rho, divided by k). */
 extern DpMechanism DpSplitMechanism(const DpMechanism *mech, int k);
-
-/* The DpAggKind of aggregate aggfnoid, or NULL if it is not one of dp_pg's. */
-extern const DpAggKind *DpKindOfAggregate(Oid aggfnoid);
-
-/* Register the aggregate-kind cache's invalidation (only when preloaded). */
-extern void DpCallSitesInit(void);
 
 /* Before the standard ExecutorStart: bind the dp aggregates' constant arguments (callsite.c). */
 extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
