@@ -48,6 +48,7 @@ OBJS = \
 	src/guard/unitkeys.o \
 	src/guard/ddl.o \
 	src/guard/reads.o \
+	src/guard/runconst.o \
 	src/synth/measure.o \
 	src/synth/model.o \
 	src/synth/columns.o \

@@ -116,6 +116,7 @@ static void
 DpExecutorStartHook(QueryDesc *queryDesc, int eflags)
 {
 	DpReadsExecutorStart(queryDesc, eflags);
+	DpRunConstantsBind(queryDesc, eflags);
 	DpCallSitesBindArguments(queryDesc, eflags);
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);

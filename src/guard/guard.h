@@ -452,4 +452,9 @@ extern void DpGuardUtility(PlannedStmt *pstmt);
 /* Set up the guard's caches (from _PG_init, preloaded only). */
 extern void DpGuardInit(void);
 
+/* runconst.c: run-time constants (dp_pg.run_constant), bound before the query runs */
+extern Oid	DpRunConstantFunction(void);
+extern Oid	DpRunLikePatternFunction(void);
+extern void DpRunConstantsBind(QueryDesc *queryDesc, int eflags);
+
 #endif							/* DP_GUARD_H */

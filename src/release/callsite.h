@@ -45,12 +45,6 @@ extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
 /* Walker: true for a Param that is not a bound parameter, or a subquery. */
 extern bool DpContainsNonExternParam(Node *node, void *context);
 
-/* dp_pg.run_constant(anyelement) (the guard's run-time constants), or InvalidOid. */
-extern Oid	DpRunConstantFunction(void);
-
-/* dp_pg.run_like_pattern(text) (a bound LIKE pattern, checked before the query runs), or InvalidOid. */
-extern Oid	DpRunLikePatternFunction(void);
-
 /* After the standard ExecutorStart: plan the query's dp call sites and charge them. */
 extern void DpCallSitesStart(QueryDesc *queryDesc, int eflags);
 
