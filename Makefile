@@ -14,6 +14,7 @@ OBJS = \
 	src/core/quantile.o \
 	src/common/agg_common.o \
 	src/release/catalogue.o \
+	src/release/cost.o \
 	src/release/callsite.o \
 	src/release/cache.o \
 	src/common/plantree.o \

@@ -30,7 +30,6 @@
 #include "accountant.h"
 #include "agg_common.h"
 #include "budget.h"
-#include "callsite.h"
 #include "ledger.h"
 #include "noise.h"
 
@@ -43,8 +42,6 @@ PG_FUNCTION_INFO_V1(dp_reset_budget);
 PG_FUNCTION_INFO_V1(dp_budget_rows);
 PG_FUNCTION_INFO_V1(dp_charged_roles);
 PG_FUNCTION_INFO_V1(dp_ledger_status);
-PG_FUNCTION_INFO_V1(dp_estimate_mechanism_cost);
-PG_FUNCTION_INFO_V1(dp_estimate_query_cost);
 
 /*
  * A limit argument: NULL -> NaN (not limited); else checked.  The delta limit
@@ -206,7 +203,7 @@ DpViewerSeesAll(Oid *mine, int *nmine)
 }
 
 /* A float8 Datum, or NULL for NaN / Inf. */
-static Datum
+Datum
 DpNullableFloat(double v, bool *isnull)
 {
 	*isnull = isnan(v) || isinf(v);
@@ -325,52 +322,6 @@ Datum
 dp_ledger_status(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_TEXT_P(cstring_to_text(DpLedgerReady() ? "ready" : "not ready"));
-}
-
-/* The (epsilon, delta, rho, call_sites) record of a cost. */
-static Datum
-DpCostRecord(FunctionCallInfo fcinfo, const DpCost *c, int sites)
-{
-	TupleDesc	tupdesc;
-	Datum		values[4];
-	bool		nulls[4] = {false};
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	values[0] = DpNullableFloat(c->epsilon, &nulls[0]);
-	values[1] = Float8GetDatum(c->delta);
-	values[2] = DpNullableFloat(c->rho, &nulls[2]);
-	values[3] = Int32GetDatum(sites);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
-}
-
-/* dp_pg.estimate_cost(mech, sensitivity): what one release with this mechanism costs. */
-Datum
-dp_estimate_mechanism_cost(PG_FUNCTION_ARGS)
-{
-	DpMechanism *mech = (DpMechanism *) PG_GETARG_POINTER(0);
-	double		sensitivity = PG_GETARG_FLOAT8(1);
-	DpNoisePlan plan;
-	DpCost		c;
-	char		err[256];
-
-	if (!dp_noise_plan_real(&plan, mech, sensitivity, err, sizeof(err)))
-		DpReportMechanismError(err);
-	dp_noise_plan_cost(&plan, &c);
-	return DpCostRecord(fcinfo, &c, 1);
-}
-
-/* dp_pg.estimate_cost(query): what running the query would cost, without charging. */
-Datum
-dp_estimate_query_cost(PG_FUNCTION_ARGS)
-{
-	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	DpCost		c;
-	int			n;
-
-	DpRequirePreload();
-	n = DpEstimateQueryCost(query, &c);
-	return DpCostRecord(fcinfo, &c, n);
 }
 
 #ifdef DP_PG_TEST_SWITCHES

@@ -18,6 +18,9 @@
  */
 extern bool DpViewerSeesAll(Oid *mine, int *nmine);
 
+/* A float8 Datum, or NULL for NaN / Inf. */
+extern Datum DpNullableFloat(double v, bool *isnull);
+
 /* ProcessUtility: ERROR for DROP ROLE of a role that still has a budget. */
 extern void DpBudgetCheckUtility(Node *stmt);
 

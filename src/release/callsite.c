@@ -81,6 +81,8 @@
 #include "ledger.h"
 #include "plantree.h"
 
+PG_FUNCTION_INFO_V1(dp_estimate_query_cost);
+
 /* The call sites of one running query. */
 typedef struct DpQuerySites
 {
@@ -182,33 +184,6 @@ DpEvalConstArg(const DpAggKind *kind, Expr *expr, ExprContext *econtext, bool *i
 						   "column references, volatile functions and subqueries are not allowed.")));
 	es = ExecInitExpr(expr, NULL);
 	return ExecEvalExprSwitchContext(es, econtext, isnull);
-}
-
-/*
- * The mechanism with 1/k of its budget: epsilon (and delta) or rho divided
- * by k.  k releases of it compose to at most the original (basic composition
- * for (epsilon, delta), additivity of rho); the accountant composes their
- * Rényi curves, which is often tighter still.
- */
-DpMechanism
-DpSplitMechanism(const DpMechanism *mech, int k)
-{
-	DpMechanism part = *mech;
-
-	switch (mech->form)
-	{
-		case DP_FORM_EPSILON:
-		case DP_FORM_RHO:
-			part.p[0] = mech->p[0] / k;
-			break;
-		case DP_FORM_EPSILON_DELTA:
-			part.p[0] = mech->p[0] / k;
-			part.p[1] = mech->p[1] / k;
-			break;
-		default:
-			break;				/* noise forms: refused by the planner */
-	}
-	return part;
 }
 
 /*
@@ -579,120 +554,6 @@ DpWalkChildren(PlanState *ps, DpWalkContext *cxt)
 	return false;
 }
 
-/* Append a double to a JSON text (null for NaN / Inf). */
-static void
-DpJsonNumber(StringInfo buf, double v)
-{
-	if (isnan(v) || isinf(v))
-		appendStringInfoString(buf, "null");
-	else
-		appendStringInfo(buf, "%.17g", v);
-}
-
-/* The composed cost of the distinct call sites (and their count). */
-static int
-DpComposeSites(List *sites, DpCost *total)
-{
-	ListCell   *lc;
-	int			n = 0;
-
-	dp_cost_zero(total);
-	foreach(lc, sites)
-	{
-		DpCallSite *s = lfirst(lc);
-
-		if (s->duplicate)
-			continue;
-		dp_cost_add(total, &s->cost);
-		n++;
-	}
-	return n;
-}
-
-/* The ledger's detail: each call site with its mechanism, sensitivity, noise and Rényi curve. */
-static char *
-DpChargeDetail(List *sites)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-	bool		first = true;
-
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"alphas\": [");
-	for (int i = 0; i < DP_RDP_NALPHAS; i++)
-	{
-		if (i > 0)
-			appendStringInfoString(&buf, ", ");
-		DpJsonNumber(&buf, DP_RDP_ALPHAS[i]);
-	}
-	appendStringInfoString(&buf, "], \"sites\": [");
-	foreach(lc, sites)
-	{
-		DpCallSite *s = lfirst(lc);
-		char		mech[DP_MECH_TEXT_LEN];
-
-		if (s->duplicate)
-			continue;
-		dp_mechanism_format(&s->mech, mech, sizeof(mech));
-		if (!first)
-			appendStringInfoString(&buf, ", ");
-		first = false;
-		appendStringInfo(&buf, "{\"aggregate\": \"%s\", \"release\": %d, \"mechanism\": \"%s\", \"l1\": %lld, \"l2\": %lld, \"lattice_exp\": %d",
-						 s->kind->name, s->release, mech, s->plan.l1, s->plan.l2, s->plan.lattice_exp);
-		if (s->unit_groups > 1 || s->unit_rows > 1)
-			appendStringInfo(&buf, ", \"unit_groups\": %d, \"unit_rows\": " INT64_FORMAT,
-							 s->unit_groups, s->unit_rows);
-		appendStringInfoString(&buf, ", \"scale\": ");
-		DpJsonNumber(&buf, s->plan.scale);
-		appendStringInfoString(&buf, ", \"sigma\": ");
-		DpJsonNumber(&buf, s->plan.sigma);
-		appendStringInfoString(&buf, ", \"m\": ");
-		DpJsonNumber(&buf, s->plan.m);
-		appendStringInfoString(&buf, ", \"epsilon\": ");
-		DpJsonNumber(&buf, s->cost.epsilon);
-		appendStringInfoString(&buf, ", \"delta\": ");
-		DpJsonNumber(&buf, s->cost.delta);
-		appendStringInfoString(&buf, ", \"rho\": ");
-		DpJsonNumber(&buf, s->cost.rho);
-		appendStringInfoString(&buf, ", \"rdp\": [");
-		for (int i = 0; i < DP_RDP_NALPHAS; i++)
-		{
-			if (i > 0)
-				appendStringInfoString(&buf, ", ");
-			DpJsonNumber(&buf, s->cost.rdp[i]);
-		}
-		appendStringInfoString(&buf, "]}");
-	}
-	appendStringInfoString(&buf, "]}");
-	return buf.data;
-}
-
-/* Charge the query's cost (leader only) and mark its sites charged. */
-static void
-DpChargeQuery(QueryDesc *queryDesc, List *sites)
-{
-	ListCell   *lc;
-
-	if (!IsParallelWorker())
-	{
-		Oid			roles[DP_MAX_CHARGE_ROLES];
-		int			nroles;
-		DpCost		total;
-
-		/* a cost no ledger row could hold is refused for every role, charged or not */
-		DpComposeSites(sites, &total);
-		DpLedgerCheckCost(&total);
-		nroles = DpLedgerChargedRoles(roles);
-		if (nroles > 0)
-		{
-			DpLedgerCharge(roles, nroles, &total, queryDesc->sourceText, DpChargeDetail(sites));
-			DpDebugPause("before_release");
-		}
-	}
-	foreach(lc, sites)
-		((DpCallSite *) lfirst(lc))->charged = true;
-}
-
 /* EXPLAIN-only start of a query planned by DpEstimateQueryCost: compose its cost. */
 static void
 DpEstimatePlanned(QueryDesc *queryDesc)
@@ -778,6 +639,19 @@ DpEstimateQueryBars(const char *query, int *n)
 	PG_END_TRY();
 	*n = estimate_nbars;
 	return estimate_bars;
+}
+
+/* dp_pg.estimate_cost(query): what running the query would cost, without charging. */
+Datum
+dp_estimate_query_cost(PG_FUNCTION_ARGS)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	DpCost		c;
+	int			n;
+
+	DpRequirePreload();
+	n = DpEstimateQueryCost(query, &c);
+	return DpCostRecord(fcinfo, &c, n);
 }
 
 /* Memory-context callback: unlink a finished query's sites. */

@@ -36,8 +36,17 @@ struct DpCallSite
 	void	   *extra;			/* kind-specific per-query data */
 };
 
-/* The mechanism with 1/k of its budget (epsilon and delta, or rho, divided by k). */
+/* cost.c: the mechanism with 1/k of its budget (epsilon and delta, or rho, divided by k). */
 extern DpMechanism DpSplitMechanism(const DpMechanism *mech, int k);
+
+/* cost.c: the composed cost of the distinct call sites (and their count). */
+extern int	DpComposeSites(List *sites, DpCost *total);
+
+/* cost.c: charge the query's cost (leader only) and mark its sites charged. */
+extern void DpChargeQuery(QueryDesc *queryDesc, List *sites);
+
+/* cost.c: the (epsilon, delta, rho, call_sites) record of a cost, for fcinfo's result. */
+extern Datum DpCostRecord(FunctionCallInfo fcinfo, const DpCost *c, int sites);
 
 /* Before the standard ExecutorStart: bind the dp aggregates' constant arguments (callsite.c). */
 extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
