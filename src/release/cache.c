@@ -1860,6 +1860,13 @@ DpCacheUtility(Node *stmt)
 		DpNoteChange(InvalidOid);
 }
 
+/* The cache's side of the call sites (DpCallSiteCache, callsite.h). */
+static const DpCallSiteCache cache_for_sites = {
+	.lookup = DpCacheLookup,
+	.note_release = DpCacheNoteRelease,
+	.site_bars = DpCacheSiteBars,
+};
+
 /* See cache.h. */
 void
 DpCacheInit(void)
@@ -1882,4 +1889,5 @@ DpCacheInit(void)
 							NULL, NULL, NULL);
 	RegisterXactCallback(DpCacheXactCallback, NULL);
 	RegisterSubXactCallback(DpCacheSubXactCallback, NULL);
+	DpCallSitesSetCache(&cache_for_sites);
 }

@@ -74,7 +74,6 @@
 
 #include "agg_common.h"
 #include "calibrate.h"
-#include "cache.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "guc.h"
@@ -97,7 +96,7 @@ typedef struct DpQuerySites
 static QueryDesc *estimate_query = NULL;
 static DpCost estimate_total;
 static bool estimate_want_bars = false;
-static DpSiteBar *estimate_bars = NULL;
+static struct DpSiteBar *estimate_bars = NULL;
 static int	estimate_nbars = 0;
 static MemoryContext estimate_bars_cxt = NULL;
 static int	estimate_sites = 0;
@@ -106,6 +105,16 @@ static DpQuerySites *active_queries = NULL;
 /* The unit seeds bound into the plan of the last query bound (DpCallSitesSeeds). */
 static QueryDesc *seeds_query = NULL;
 static List *seeds_consts = NIL;
+
+/* The answer cache's side of the call sites (cache.c registers it at load). */
+static const DpCallSiteCache *site_cache = NULL;
+
+/* Register the answer cache's side of the call sites (DpCacheInit, at load). */
+void
+DpCallSitesSetCache(const DpCallSiteCache *cache)
+{
+	site_cache = cache;
+}
 
 
 /* Walker: true if the expression uses a Param that is not a bound parameter, or a subquery (see callsite.h). */
@@ -570,7 +579,7 @@ DpEstimatePlanned(QueryDesc *queryDesc)
 	if (estimate_want_bars)
 	{
 		MemoryContextSwitchTo(estimate_bars_cxt);
-		estimate_bars = DpCacheSiteBars(cxt.sites, &estimate_nbars);
+		estimate_bars = site_cache->site_bars(cxt.sites, &estimate_nbars);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -619,7 +628,7 @@ DpEstimateQueryCost(const char *query, DpCost *total)
 }
 
 /* The error bars of a query's call sites, planned as DpEstimateQueryCost does (see callsite.h). */
-DpSiteBar *
+struct DpSiteBar *
 DpEstimateQueryBars(const char *query, int *n)
 {
 	DpCost		total;
@@ -696,11 +705,11 @@ DpCallSitesStart(QueryDesc *queryDesc, int eflags)
 	cxt.releases = 0;
 	DpFindCallSites(queryDesc->planstate, &cxt);
 	/* an answer released before to the same budgets is served again, uncharged (cache.c) */
-	if (cxt.sites != NIL && !DpCacheLookup(queryDesc, eflags, cxt.sites))
+	if (cxt.sites != NIL && !site_cache->lookup(queryDesc, eflags, cxt.sites))
 	{
 		DpChargeQuery(queryDesc, cxt.sites);
 		if (!IsParallelWorker())
-			DpCacheNoteRelease(queryDesc, cxt.sites);
+			site_cache->note_release(queryDesc, cxt.sites);
 	}
 	if (cxt.sites != NIL)
 	{

@@ -54,6 +54,23 @@ extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
 /* Walker: true for a Param that is not a bound parameter, or a subquery. */
 extern bool DpContainsNonExternParam(Node *node, void *context);
 
+/*
+ * What the answer cache (cache.c) does for the call sites: it sits above
+ * them and registers these when the library loads (DpCacheInit).
+ */
+typedef struct DpCallSiteCache
+{
+	/* at a query's start, before its charge: serve an answer kept for the same budgets (true: no charge) */
+	bool		(*lookup) (QueryDesc *queryDesc, int eflags, List *sites);
+	/* the query's sites were charged (leader): remember them as the session's last release */
+	void		(*note_release) (QueryDesc *queryDesc, List *sites);
+	/* the error bars of planned sites (struct DpSiteBar, cache.h), for DpEstimateQueryBars */
+	struct DpSiteBar *(*site_bars) (List *sites, int *n);
+} DpCallSiteCache;
+
+/* Register the answer cache's side of the call sites (DpCacheInit, at load). */
+extern void DpCallSitesSetCache(const DpCallSiteCache *cache);
+
 /* After the standard ExecutorStart: plan the query's dp call sites and charge them. */
 extern void DpCallSitesStart(QueryDesc *queryDesc, int eflags);
 
