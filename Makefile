@@ -33,7 +33,7 @@ OBJS = \
 	src/ledger/standby.o \
 	src/ledger/budget.o \
 	src/guard/guard.o \
-	src/guard/protected.o \
+	src/common/protected.o \
 	src/guard/session.o \
 	src/guard/trust.o \
 	src/guard/stats.o \

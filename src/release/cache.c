@@ -114,7 +114,7 @@
 #include "budget.h"
 #include "cache.h"
 #include "callsite.h"
-#include "guard/guard.h"
+#include "protected.h"
 #include "ledger.h"
 
 PG_FUNCTION_INFO_V1(dp_data_changed);

@@ -75,7 +75,6 @@
 #include "agg_common.h"
 #include "calibrate.h"
 #include "callsite.h"
-#include "guard/guard.h"
 #include "guc.h"
 #include "ledger.h"
 #include "plantree.h"

@@ -1,5 +1,5 @@
 /*
- * guard/protected.c — which tables are protected, and their public keys.
+ * protected.c — which tables are protected, and their public keys.
  *
  * dp_pg.protected_tables and dp_pg.public_keys (sql/dp_pg--0.1.0.sql) are
  * written by the DBA through dp_pg.protect() / set_public_keys(); a statement
@@ -9,6 +9,9 @@
  * protected table itself (its privileges, indexes or owner changed) and on a
  * full reset; DpProtectedGeneration() counts those events, so caches derived
  * from the set (stats.c's hidden relations) know when to rebuild.
+ *
+ * Read by the guard, the answer cache (release/cache.c) and synthesis; calls
+ * nothing of dp_pg's (PostgreSQL's catalogs only).
  */
 #include "postgres.h"
 
@@ -24,7 +27,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "guard/guard.h"
+#include "protected.h"
 
 PG_FUNCTION_INFO_V1(dp_invalidate_guard);
 
