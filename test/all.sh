@@ -85,6 +85,11 @@ if [ "${DP_TEST_C_SUITES:-1}" = 1 ]; then
 	done
 	echo "layout: $P files plain C, $F with a PostgreSQL or unknown header"
 	record layout $P $F
+	# the layers of src/ (docs/development.md): no upward call, no circle; and the check's positive controls
+	echo "=== layering (test/layering.pl)"
+	if perl "$DP_ROOT/test/layering.pl"; then P=1; F=0; else P=0; F=1; fi
+	if perl "$DP_ROOT/test/layering.pl" --control; then P=$((P + 1)); else F=$((F + 1)); fi
+	record layering $P $F
 
 	echo "=== unit tests (test/unit)"
 	make -C "$DP_ROOT/test/unit" -s check 2>&1 | tee "$SCRATCH/unit.out"
