@@ -8,6 +8,8 @@
  * dp_pg must be loaded through shared_preload_libraries.  When it is loaded
  * any other way (a plain CREATE EXTENSION / LOAD), the aggregates fail closed:
  * they refuse to release anything and say how to fix the configuration.
+ *
+ * The top layer (docs/development.md): calls every folder's init.
  */
 #include "postgres.h"
 

@@ -39,6 +39,8 @@
  *   get_attavgwidth_hook
  *   emit_log_hook           agg_count.c: a hint for dp_count(*, mechanism),
  *                           a syntax error
+ *
+ * The top layer (docs/development.md): may call every folder.
  */
 #include "postgres.h"
 

@@ -6,6 +6,9 @@
  * and costs what count(*) costs; only the final function differs.  The
  * count's sensitivity is 1 (one row is one person until a protected table
  * says otherwise).
+ *
+ * Layer aggregates/ (docs/development.md): may call the release path
+ * (call sites, cache), the ledger, common/ and the numeric core.
  */
 #include "postgres.h"
 

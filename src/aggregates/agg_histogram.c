@@ -44,6 +44,9 @@
  * Bins are found by hashing the key with the type's hash and equality
  * functions (the key's collation), with inline fast paths for int2/int4/
  * int8 and for text/varchar under deterministic collations.
+ *
+ * Layer aggregates/ (docs/development.md): may call the release path
+ * (call sites, cache), the ledger, common/ and the numeric core.
  */
 #include "postgres.h"
 

@@ -23,6 +23,9 @@
  * divergences are at most min(epsilon, alpha epsilon^2 / 8), which is what
  * the ledger records.  Only a pure epsilon mechanism (laplace(epsilon=E))
  * names it.
+ *
+ * Layer aggregates/ (docs/development.md): may call the release path
+ * (call sites, cache), the ledger, common/ and the numeric core.
  */
 #include "postgres.h"
 

@@ -31,6 +31,9 @@
  * composition).  The charged cost is the composition of both (their rho
  * and Rényi curves add).  For values symmetric about the center the
  * estimator is unbiased.
+ *
+ * Layer aggregates/ (docs/development.md): may call the release path
+ * (call sites, cache), the ledger, common/ and the numeric core.
  */
 #include "postgres.h"
 

@@ -34,6 +34,9 @@
  * calls advance together.  The aggregate returns `internal`, so only these
  * functions can consume it; neither can be called by an analyst (the guard
  * allows no dp_pg-internal function in analysts' SQL).
+ *
+ * Layer aggregates/ (docs/development.md): may call the release path
+ * (call sites, cache), the ledger, common/ and the numeric core.
  */
 #include "postgres.h"
 

@@ -24,6 +24,9 @@
  * form: the discrete noise sampled; a noise form such as
  * gaussian(sigma=3): that noise).  Using the mechanism of another release
  * gives wrong shrinkage, not a privacy loss.
+ *
+ * Layer aggregates/ (docs/development.md): may call the release path
+ * (call sites, cache), the ledger, common/ and the numeric core.
  */
 #include "postgres.h"
 

@@ -7,6 +7,9 @@
  * owning pid is recorded anyway and a mismatch discards the buffer.  An RNG
  * failure or a rejection loop reaching its bound raises an ERROR through the
  * core's failure handler; there is no fallback source.
+ *
+ * Layer common/ (docs/development.md): may call the numeric core (core/)
+ * and the rest of common/, nothing above.
  */
 #include "postgres.h"
 

@@ -5,6 +5,9 @@
  * The reads here never use pq_getmsg*(), whose errors speak of protocol
  * messages: a short or malformed state is reported as corrupt data naming
  * the aggregate.
+ *
+ * Layer common/ (docs/development.md): may call the numeric core (core/)
+ * and the rest of common/, nothing above.
  */
 #include "postgres.h"
 

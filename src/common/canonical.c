@@ -37,6 +37,9 @@
  * are types whose operator class does not promise equal images and that
  * have no rule above (tsvector, citext, ...).  Each rule is total: no
  * canonical spelling can fail, whatever the value.
+ *
+ * Layer common/ (docs/development.md): may call the numeric core (core/)
+ * and the rest of common/, nothing above.
  */
 #include "postgres.h"
 

@@ -7,6 +7,9 @@
  * the mechanism it actually uses.  A DBA may set it per role with ALTER ROLE.
  * Parameters that could weaken privacy or touch the ledger are PGC_SUSET and
  * live with their concept.
+ *
+ * Layer common/ (docs/development.md): may call the numeric core (core/)
+ * and the rest of common/, nothing above.
  */
 #include "postgres.h"
 

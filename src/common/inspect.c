@@ -11,6 +11,9 @@
  *   and that noise's own exact profile;
  *   noise forms (laplace(scale=..), gaussian(sigma=..), osgt(sigma=.., m=..)):
  *   the continuous family with exactly those parameters (test/reference).
+ *
+ * Layer common/ (docs/development.md): may call the numeric core (core/)
+ * and the rest of common/, nothing above.
  */
 #include "postgres.h"
 

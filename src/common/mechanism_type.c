@@ -5,6 +5,9 @@
  * goes through the plain-C parser in mechanism.c; binary input is validated
  * the same way, so no unchecked parameter can reach a sampler.  Every error
  * is SQLSTATE 22023 with the offending value named.
+ *
+ * Layer common/ (docs/development.md): may call the numeric core (core/)
+ * and the rest of common/, nothing above.
  */
 #include "postgres.h"
 

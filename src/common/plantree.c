@@ -5,6 +5,9 @@
  * Plan trees; dp_pg walks plans before the executor starts (to bind the
  * constant arguments of dp aggregates, callsite.c) and right after planning
  * (to check what a plan computes and scans, guard/reads.c).
+ *
+ * Layer common/ (docs/development.md): may call the numeric core (core/)
+ * and the rest of common/, nothing above.
  */
 #include "postgres.h"
 

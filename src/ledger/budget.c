@@ -10,6 +10,9 @@
  * monitoring role (pg_read_all_stats, which pg_monitor includes) that is not
  * an analyst, sees every role; anyone else sees only the roles their own
  * queries are charged to (DpViewerSeesAll).
+ *
+ * Layer ledger/ (docs/development.md): may call common/ and the numeric
+ * core, nothing above.
  */
 #include "postgres.h"
 

@@ -52,6 +52,9 @@
  * reinitialises shared memory and restarts the worker), rounded up.
  * Backup/restore, PITR and failover to an asynchronous standby can roll the
  * ledger back to an earlier state: see docs/dba.md, "Operations".
+ *
+ * Layer ledger/ (docs/development.md): may call common/ and the numeric
+ * core, nothing above.
  */
 #include "postgres.h"
 

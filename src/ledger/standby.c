@@ -22,6 +22,9 @@
  * as array literals.  A cascading standby's upstream is itself a standby,
  * whose worker forwards the batch on: the charge is always recorded on the
  * one primary.
+ *
+ * Layer ledger/ (docs/development.md): may call common/ and the numeric
+ * core, nothing above.
  */
 #include "postgres.h"
 

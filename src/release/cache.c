@@ -54,6 +54,9 @@
  * row per call site with its noise's standard deviation and 95% half-width,
  * also for answers served from the cache (the entry keeps them); only to the
  * session user and current user that asked it, until DISCARD ALL.
+ *
+ * Layer release/ (docs/development.md): may call the ledger, common/ and
+ * the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -41,6 +41,9 @@
  *
  * Shapes whose number of releases is not known at start are rejected here:
  * dp aggregates as window functions and under GROUPING SETS / ROLLUP / CUBE.
+ *
+ * Layer release/ (docs/development.md): may call the ledger, common/ and
+ * the numeric core, nothing above.
  */
 #include "postgres.h"
 
