@@ -17,7 +17,7 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "cache.h"
 #include "callsite.h"
 #include "catalogue.h"

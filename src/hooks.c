@@ -56,7 +56,7 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "budget.h"
 #include "cache.h"
 #include "callsite.h"

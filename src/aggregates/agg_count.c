@@ -19,7 +19,7 @@
 #include "mb/pg_wchar.h"
 #include "tcop/tcopprot.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 
 PG_FUNCTION_INFO_V1(dp_count_trans);
 PG_FUNCTION_INFO_V1(dp_count_star_final);

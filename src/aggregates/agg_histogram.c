@@ -71,7 +71,7 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "agg_state.h"
 #include "cache.h"
 #include "calibrate.h"

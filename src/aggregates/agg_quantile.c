@@ -39,7 +39,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "agg_state.h"
 #include "cache.h"
 #include "quantile.h"

@@ -49,7 +49,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/numeric.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "agg_state.h"
 #include "cache.h"
 #include "fixedsum.h"

@@ -53,7 +53,7 @@
 #include "utils/numeric.h"
 #include "utils/typcache.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "guc.h"
 #include "core/random.h"
 

@@ -8,7 +8,7 @@
  */
 #include "postgres.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "catalogue.h"
 
 /* Every aggregate kind dp_pg defines, in the order the catalogue matches them. */

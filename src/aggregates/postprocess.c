@@ -40,7 +40,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 
 PG_FUNCTION_INFO_V1(dp_nonnegative_jsonb);
 PG_FUNCTION_INFO_V1(dp_round_jsonb);

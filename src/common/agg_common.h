@@ -21,7 +21,6 @@
 
 #include "fmgr.h"
 
-#include "callsite.h"
 #include "mechanism.h"
 #include "noise.h"
 #include "random.h"
@@ -32,41 +31,12 @@ extern bool dp_pg_preloaded;
 /* Install the numeric core's error handler. */
 extern void DpAggCommonInit(void);
 
-/* A hint for the syntax error of dp_count(*, mechanism) (emit_log_hook). */
-extern void DpCountSyntaxHint(ErrorData *edata);
-
 /* ERROR unless dp_pg was loaded by shared_preload_libraries (fail closed). */
 extern void DpRequirePreload(void);
 
 /* The backend's random generator (OpenSSL), created on first use. */
 extern DpRng *DpBackendRng(void);
 
-/* The aggregate kinds (agg_*.c). */
-extern const DpAggKind dp_count_star_kind;
-extern const DpAggKind dp_count_kind;
-extern const DpAggKind dp_sum_int_kind;
-extern const DpAggKind dp_sum_int8_kind;
-extern const DpAggKind dp_sum_float8_kind;
-extern const DpAggKind dp_sum_numeric_kind;
-extern const DpAggKind dp_avg_kind;
-extern const DpAggKind dp_sum_int_default_kind;
-extern const DpAggKind dp_sum_int8_default_kind;
-extern const DpAggKind dp_sum_float8_default_kind;
-extern const DpAggKind dp_sum_numeric_default_kind;
-extern const DpAggKind dp_avg_default_kind;
-extern const DpAggKind dp_bounded_count_kind;
-extern const DpAggKind dp_histogram_bins_kind;
-extern const DpAggKind dp_histogram_width_kind;
-extern const DpAggKind dp_histogram_keys_kind;
-extern const DpAggKind dp_partition_keep_kind;
-extern const DpAggKind dp_quantile_kind;
-extern const DpAggKind dp_quantile_default_kind;
-extern const DpAggKind dp_median_kind;
-extern const DpAggKind dp_median_default_kind;
-extern const DpAggKind dp_bounded_quantile_kind;
-
-/* Add every aggregate kind to the catalogue of dp aggregates (aggregates/kinds.c, at load). */
-extern void DpAggregatesRegister(void);
 
 /* Throw 22023 for a mechanism error message from the plain-C core. */
 extern DP_NORETURN void DpReportMechanismError(const char *err);

@@ -73,7 +73,7 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "ledger.h"

@@ -64,7 +64,7 @@
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "guc.h"

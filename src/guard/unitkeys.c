@@ -36,7 +36,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "guard/guard.h"
 #include "ledger.h"
 

@@ -68,7 +68,7 @@
 #include "lib/stringinfo.h"
 #include "access/stratnum.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "ledger.h"
