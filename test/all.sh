@@ -85,7 +85,7 @@ if [ "${DP_TEST_C_SUITES:-1}" = 1 ]; then
 	done
 	echo "layout: $P files plain C, $F with a PostgreSQL or unknown header"
 	record layout $P $F
-	# the layers of src/ (docs/development.md): no upward call, no circle; and the check's positive controls
+	# the layers of src/ (docs/development.md): no upward call or #include, no circle; and its positive controls
 	echo "=== layering (test/layering.pl)"
 	if perl "$DP_ROOT/test/layering.pl"; then P=1; F=0; else P=0; F=1; fi
 	if perl "$DP_ROOT/test/layering.pl" --control; then P=$((P + 1)); else F=$((F + 1)); fi

@@ -20,8 +20,8 @@
 #   perl test/layering.pl [SRC]        check SRC (default: the repository's src)
 #   perl test/layering.pl --graph      print the dependencies between layers
 #   perl test/layering.pl --control    the positive controls: in a copy of src,
-#       an added upward call and an added call that closes a circle must each
-#       be caught (exits 1 if either is missed)
+#       an added upward call, an added call that closes a circle and an added
+#       upward #include must each be caught (exits 1 if one is missed)
 use strict;
 use warnings;
 use File::Basename qw(dirname);
@@ -68,15 +68,17 @@ sub strip
 sub analyse
 {
 	my ($root) = @_;
-	my (%text, %layer, %def, %ext);
+	my (%text, %layer, %def, %ext, %inc);
 	my @files = sort split /\n/, `cd '$root' && find . -name '*.[ch]' | sed 's|^\\./||'`;
 	die "layering: no sources under $root\n" unless @files;
 	for my $f (@files)
 	{
 		open my $h, '<', "$root/$f" or die "$root/$f: $!\n";
 		local $/;
-		$text{$f} = strip(<$h>);
+		my $raw = <$h>;
 		close $h;
+		$inc{$f} = [$raw =~ /^[ \t]*#[ \t]*include[ \t]*"([^"]+)"/mg];
+		$text{$f} = strip($raw);
 		$layer{$f} = layer_of($f);
 		die "layering: $f is in no layer of \@LAYERS\n" unless grep { $_ eq $layer{$f} } @LAYERS;
 	}
@@ -136,7 +138,23 @@ sub analyse
 			}
 		}
 	}
-	return { files => \@files, layer => \%layer, edge => \%edge, why => \%why, nedges => $nedges, def => \%def };
+	# the header each #include "..." names, if it is one of dp_pg's
+	my %byname;
+	push @{$byname{(split m{/}, $_)[-1]}}, $_ for grep { /\.h$/ } @files;
+	my %incl;
+	for my $f (@files)
+	{
+		my $dir = $f =~ m{^(.*)/} ? "$1/" : '';
+		for my $i (@{$inc{$f}})
+		{
+			my $h = exists $layer{$i} ? $i
+				: exists $layer{"$dir$i"} ? "$dir$i"
+				: ($i !~ m{/} && @{$byname{$i} // []} == 1) ? $byname{$i}[0]
+				: undef;
+			$incl{$f}{$h} = 1 if defined $h;
+		}
+	}
+	return { files => \@files, layer => \%layer, edge => \%edge, why => \%why, nedges => $nedges, def => \%def, incl => \%incl };
 }
 
 sub rank
@@ -158,6 +176,14 @@ sub violations
 			my ($lf, $lo) = ($g->{layer}{$f}, $g->{layer}{$o});
 			push @bad, "upward: $f ($lf) uses $o ($lo): " . join(' ', @{$g->{why}{"$f $o"}})
 				if rank($lo) > rank($lf);
+		}
+	}
+	for my $f (sort keys %{$g->{incl}})
+	{
+		for my $h (sort keys %{$g->{incl}{$f}})
+		{
+			my ($lf, $lh) = ($g->{layer}{$f}, $g->{layer}{$h});
+			push @bad, "upward include: $f ($lf) includes $h ($lh)" if rank($lh) > rank($lf);
 		}
 	}
 	# circles within a folder: strongly connected components (Tarjan)
@@ -285,6 +311,20 @@ sub control
 	@got = grep { /^circle: .*\Q$b\E -> \Q$a\E \(.*\b\Q$back\E\b/ } violations(analyse($dir));
 	printf "%s: an added use of %s (%s) in %s, which %s uses, is caught as a circle\n",
 		@got ? 'ok' : 'not ok', $back, $a, $b, $a;
+	$missed++ unless @got;
+
+	# 3. the same low file includes the face of the top layer's first header
+	my ($top) = grep { $g->{layer}{$_} eq $LAYERS[-2] && /\.h$/ } @{$g->{files}};
+	$dir = tempdir(CLEANUP => 1);
+	copy_tree($root, $dir);
+	{
+		open my $h, '>>', "$dir/$low" or die "$dir/$low: $!\n";
+		print $h "\n#include \"$top\"\n";
+		close $h;
+	}
+	@got = grep { /^upward include: \Q$low\E .*\Q$top\E/ } violations(analyse($dir));
+	printf "%s: an added #include of %s (%s) in %s (%s) is caught as upward\n",
+		@got ? 'ok' : 'not ok', $top, $LAYERS[-2], $low, $LAYERS[1];
 	$missed++ unless @got;
 	return $missed ? 1 : 0;
 }
