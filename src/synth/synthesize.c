@@ -422,7 +422,7 @@ SynthFill(Relation target, const SynthModel *model, SynthColumn *cols, int ncols
 	int			nused = 0;
 	int64		block = Min(nrows, (int64) SYNTH_BLOCK_ROWS);
 	uint32	   *x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * Max(block, 1) * ncols);
-	uint32	   *work = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * Max(block, 1));
+	uint32	   *work = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * 3 * Max(block, 1));
 	MemoryContext batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dp_pg synthesize batch", ALLOCSET_DEFAULT_SIZES);
 
 	for (int i = 0; i < SYNTH_INSERT_BATCH; i++)

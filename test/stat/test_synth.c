@@ -128,7 +128,7 @@ make_twin(const SynthCounts *c, const char *mech_text, bool exact, SynthModel *m
 		return;
 	synth_counts_init(tw, c->d, c->K);
 	x = malloc(sizeof(uint32_t) * n * c->d);
-	work = malloc(sizeof(uint32_t) * n);
+	work = malloc(sizeof(uint32_t) * 3 * n);
 	synth_sample_block(model, &rng, n, x, work);
 	for (int64_t i = 0; i < n; i++)
 		synth_counts_add(tw, x + i * c->d);
