@@ -11,8 +11,8 @@
  *           u(a, b) = sum_cells |M_ab - E_ab| - P_ab,
  *       M_ab the exact 2-way counts, E_ab the counts the noisy 1-way
  *       marginals predict for independent columns (rounded to integers),
- *       P_ab the expected L1 error of measuring the pair (rounded): a
- *       public penalty that makes a pair with many cells win only when its
+ *       P_ab SYNTH_PENALTY (1/2) of the expected L1 noise of measuring the
+ *       pair (rounded; the fit removes about half of it): a public penalty that makes a pair with many cells win only when its
  *       dependence is worth its noise (as AIM does).  u is an integer and
  *       moves by at most m between neighbours (each of a unit's rows moves
  *       one cell of M_ab by 1);
@@ -21,43 +21,49 @@
  * (a unit's rows add non-negative integers summing to at most m).
  *
  * Budget (shares SYNTH_SHARE_*; the 1-way share split over the columns in
- * proportion to K_j^(2/3) for zCDP and K_j^(1/2) otherwise, which minimises
- * the summed L1 error of Gaussian and Laplace noise).  The budget actually
- * split is the mechanism's times (1 - 1e-9), so that every sum of the parts,
- * rounded up as the accountant rounds, stays within the mechanism's own.
+ * proportion to K_j^(2/3) for zCDP and K_j^(1/2) for pure epsilon, the 2-way
+ * share over the chosen pairs in proportion to (K_a K_b)^(2/3) and
+ * (K_a K_b)^(1/2): the splits that minimise the summed L1 error of Gaussian
+ * and Laplace noise).  The budget actually split is the mechanism's times
+ * (1 - 1e-9), so that every sum of the parts, rounded up as the accountant
+ * rounds, stays within the mechanism's own.
  *
- *   gaussian (rho, or (epsilon, delta) turned into the largest rho whose
- *   Canonne-Kamath-Steinke conversion meets them): zCDP composition, exact.
- *   Each 1-way marginal is discrete Gaussian noise with sigma^2 = m^2 / (2
- *   rho_j) per cell (rho_j-zCDP for a shift of L2 norm <= m: Canonne-Kamath-
- *   Steinke 2020, the coordinates' Rényi divergences add up); each
- *   selection round the exponential mechanism at epsilon_s, which is
- *   epsilon_s-bounded-range, hence epsilon_s^2/8-zCDP (Durfee-Rogers 2019,
- *   Cesar-Rogers 2021); the 2-way releases share rho_2, split over the
- *   chosen pairs in proportion to (K_a K_b)^(2/3) once they are chosen —
- *   adaptive, but every order's Rényi divergences still add up to at most
- *   alpha rho_2, which is what is charged (a zCDP filter, Feldman-Zrnic
- *   2021 / Whitehouse et al. 2023).  Total: the mechanism's rho; for the
- *   (epsilon, delta) form the charge states that (epsilon, delta) (the CKS
- *   conversion of the total rho, never above the asked epsilon).
+ *   gaussian and osgt (rho, or (epsilon, delta) turned into the largest rho
+ *   whose Canonne-Kamath-Steinke conversion meets them): zCDP composition,
+ *   exact.  Each 1-way marginal is discrete Gaussian noise with sigma^2 =
+ *   m^2 / (2 rho_j) per cell (rho_j-zCDP for a shift of L2 norm <= m:
+ *   Canonne-Kamath-Steinke 2020, the coordinates' Rényi divergences add
+ *   up); each selection round the exponential mechanism at epsilon_s, which
+ *   is epsilon_s-bounded-range, hence epsilon_s^2/8-zCDP (Durfee-Rogers
+ *   2019, Cesar-Rogers 2021); the 2-way releases share rho_2, split over the
+ *   chosen pairs once they are chosen -- adaptive, but every order's Rényi
+ *   divergences still add up to at most alpha rho_2, which is what is
+ *   charged (a zCDP filter, Feldman-Zrnic 2021 / Whitehouse et al. 2023).
+ *   osgt's measurements are the discrete Gaussian, its offset-0 member:
+ *   many releases compose far better under zCDP than OSGT's per-release
+ *   (epsilon, delta) calibration would by basic composition.  The rho
+ *   split is at most the mechanism's own zCDP cost, and alpha rho at most
+ *   its own Rényi curve on every order.  For an (epsilon, delta) form the
+ *   charge states (epsilon, delta) (the CKS conversion of the total rho,
+ *   never above the asked epsilon).
  *
  *   laplace(epsilon): pure epsilon-DP by basic composition, exact: discrete
  *   Laplace noise of scale m / epsilon_j per cell for the 1-way marginals,
- *   the exponential mechanism at epsilon_s per round, epsilon_2 / (d - 1)
- *   per 2-way marginal.  Sum: epsilon.
- *
- *   osgt(epsilon, delta): basic composition of (epsilon, delta) as above
- *   (delta split over the noisy releases), each marginal OSGT noise at its
- *   share.  OSGT's calibration is for a shift of one cell, so with m > 1 a
- *   marginal is split further over the at most min(m, cells) cells one unit
- *   can move (as a bounded dp_histogram splits over its g cells).  Twins
- *   are better with gaussian at the same (epsilon, delta): zCDP composes the
- *   2d - 1 releases far more tightly than basic composition.
+ *   the exponential mechanism at epsilon_s per round, the 2-way share
+ *   epsilon_2 split over the chosen pairs (a pure-DP filter: the parts'
+ *   epsilons sum to epsilon_2 on every path).  The 2-way releases are
+ *   charged as one discrete Laplace release at epsilon_2: its Rényi curve is
+ *   superadditive in epsilon (checked on the grid by test/unit/test_synth.c),
+ *   so any split's curves sum to at most it.  Sum: epsilon.
  *
  * Charged cost: the sum of every release's cost (dp_cost_add, rounded up),
  * each release's being that of its planned noise (the exact Rényi curve of
  * the discrete noise) or, for the selection, min(epsilon_s, alpha
- * epsilon_s^2 / 8) per round.
+ * epsilon_s^2 / 8) per round; synth_plan checks that every part of it
+ * (epsilon, delta, rho, each Rényi order) is within the mechanism's own
+ * cost of one release at sensitivity m, and plans a little less if not.
+ * A budget so small that a measurement's noise would leave the exact
+ * samplers' range is refused as a bad parameter.
  */
 #include "synth.h"
 
@@ -69,6 +75,7 @@
 #include "quantile.h"
 
 #define SYNTH_SLACK (1.0 - 1e-9)
+#define SYNTH_MAX_SIGMA 1e9
 
 static SynthAllocFn synth_alloc_fn = NULL;
 
@@ -181,10 +188,28 @@ synth_mech(int family, int form, double p0, double p1)
 	return m;
 }
 
-/* Plan one marginal's noise (L1 and L2 sensitivity m). */
+/*
+ * Plan one marginal's noise (L1 and L2 sensitivity m).  A budget so small
+ * that the noise would leave the exact samplers' range (sample.h: a
+ * Laplace scale within DP_MAX_NOISE, the largest a mechanism may state; a
+ * Gaussian sigma^2 below 2^62, so sigma within SYNTH_MAX_SIGMA) is a bad
+ * parameter, refused here before any sampler is prepared.
+ */
 static bool
 synth_plan_marginal(DpNoisePlan *np, const DpMechanism *mech, int64_t m, char *err, size_t errlen)
 {
+	double		scale = dp_noise_continuous_scale(mech, (double) m);
+	double		limit = mech->family == DP_MECH_LAPLACE ? DP_MAX_NOISE : SYNTH_MAX_SIGMA;
+	char		text[DP_MECH_TEXT_LEN];
+
+	if (!(scale <= limit))
+	{
+		dp_mechanism_format(mech, text, sizeof(text));
+		snprintf(err, errlen, "the budget is too small: one of its measurements, %s at sensitivity %lld, "
+				 "would need noise of scale %.3g, above the largest the exact samplers take (%g)",
+				 text, (long long) m, scale, limit);
+		return false;
+	}
 	return dp_noise_plan(np, mech, (long long) m, (long long) m, 0, err, errlen);
 }
 
@@ -388,13 +413,8 @@ synth_plan(SynthPlan *plan, const DpMechanism *mech, int d, const int *K,
 				 SYNTH_MAX_UNIT_ROWS, (long long) unit_rows);
 		return false;
 	}
-	if (!dp_mechanism_validate(mech, err, errlen))
+	if (!dp_mechanism_validate_privacy(mech, err, errlen))
 		return false;
-	if (!dp_mechanism_is_privacy_form(mech))
-	{
-		snprintf(err, errlen, "noise-parameter mechanisms are for inspection only; state epsilon (and delta) or rho");
-		return false;
-	}
 	for (int j = 0; j < d; j++)
 		if (K[j] < 1 || K[j] > SYNTH_MAX_CATEGORIES)
 		{

@@ -27,6 +27,18 @@
  * x_parent(c)) exactly (the model is a tree), so a row is drawn root to
  * leaves, each category by inversion of a cumulative table with a 53-bit
  * uniform: exact up to the doubles' rounding of the fitted probabilities.
+ * A twin's rows are drawn a block at a time, stratified (synth_sample_block):
+ * column by column in the tree's order, the rows of each parent category
+ * get the systematic rounding of their number times p(child | parent), so
+ * the tree's tables carry no sampling noise beyond rounding; the rows are
+ * first ordered by up to SYNTH_STRATA earlier columns and the categories
+ * spread evenly over that order (each category's places at evenly spaced
+ * "times", merged), then rotated by a uniform offset: each row's category
+ * is still distributed exactly as p(child | parent) says, while every run
+ * of rows alike in the earlier columns gets its share of each category,
+ * so pairs off the tree carry little sampling noise too (on the Arrests
+ * data the rows' mean pair error is within 0.0003 of the model's, against
+ * 0.0016 for independent draws per parent group).
  */
 #include "synth.h"
 
