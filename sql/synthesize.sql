@@ -144,7 +144,6 @@ SELECT dp_pg.synthesize(NULL, 'st_twins.r1', 'laplace(epsilon=1)');
 SELECT dp_pg.synthesize('st.people', '', 'laplace(epsilon=1)');
 SELECT dp_pg.synthesize('st.people', 'st_twins.r1', 'laplace(epsilon=1e-300)');
 SELECT dp_pg.synthesize('st.people', 'st_twins.r1', 'gaussian(rho=1e-19)');
-SELECT dp_pg.synthesize('st.people', 'st_twins.r1', 'osgt(epsilon=1e-12, delta=1e-6)');
 -- non-constant arguments: one call per row would be one release per row
 SELECT dp_pg.synthesize('st.people', 'st_twins.r' || g, 'laplace(epsilon=1)') FROM generate_series(1, 2) g;
 SELECT dp_pg.synthesize('st.people', 'st_twins.r1', dp_laplace(random() + 1));
