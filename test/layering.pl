@@ -68,7 +68,7 @@ sub strip
 sub analyse
 {
 	my ($root) = @_;
-	my (%text, %layer, %def, %ext, %inc);
+	my (%text, %layer, %def, %ext, %inc, %local);
 	my @files = sort split /\n/, `cd '$root' && find . -name '*.[ch]' | sed 's|^\\./||'`;
 	die "layering: no sources under $root\n" unless @files;
 	for my $f (@files)
@@ -102,7 +102,11 @@ sub analyse
 			my $j = $i - 1;
 			$j-- while $j >= 0 && $l[$j] =~ /^\s*$/;
 			my $static = $j >= 0 && $l[$j] =~ /\bstatic\b/;
-			next if $static && $f =~ /\.c$/;	# file-local
+			if ($static && $f =~ /\.c$/)	# file-local: shadows a global of the name
+			{
+				$local{$f}{$name} = 1;
+				next;
+			}
 			push @{$def{$name}}, $f;
 		}
 		next unless $f =~ /\.h$/;
@@ -127,7 +131,7 @@ sub analyse
 		while ($text{$f} =~ /\b([A-Za-z_]\w*)\b/g)
 		{
 			my $s = $1;
-			next if !$def{$s} || $seen{$s}++;
+			next if !$def{$s} || $seen{$s}++ || $local{$f}{$s};
 			for my $o (@{$def{$s}})
 			{
 				(my $os = $o) =~ s/\.[ch]$//;

@@ -52,8 +52,8 @@ DpSplitMechanism(const DpMechanism *mech, int k)
 	return part;
 }
 
-/* Append a double to a JSON text (null for NaN / Inf). */
-static void
+/* See callsite.h. */
+void
 DpJsonNumber(StringInfo buf, double v)
 {
 	if (isnan(v) || isinf(v))
