@@ -368,6 +368,30 @@ SELECT count(*) >= 0 AS ok FROM (SELECT person, dp_count(*) FROM cache_t.t GROUP
 SELECT site, aggregate, mechanism FROM dp_pg.last_releases ORDER BY site;
 RESET SESSION AUTHORIZATION;
 
+-- The data-change trigger's own statements run with superuser rights on
+-- behalf of whoever writes the table: the writer's search_path must not pick
+-- their functions or operators.  The owner of the table plants an operator
+-- =(oid, integer) (an exact match for "relid = <oid>" in the trigger's fold,
+-- which runs about once in 64 writes) that records who called it, and writes
+-- the table in 2000 transactions (no fold at all: probability (63/64)^2000 <
+-- 3e-14).  The control shows the trap is live in the owner's own statement.
+SET ROLE dp_c_owner;
+CREATE TABLE cache_t.seen (who name, su bool);
+CREATE FUNCTION cache_t.trap(a oid, b int) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO cache_t.seen SELECT current_user, rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user;
+	RETURN a OPERATOR(pg_catalog.=) b::oid;
+END $$;
+CREATE OPERATOR cache_t.= (LEFTARG = oid, RIGHTARG = int, FUNCTION = cache_t.trap);
+SET search_path = cache_t, pg_catalog;
+SELECT 1::oid = 1 AS trap_fires;
+DO $$ BEGIN FOR i IN 1..2000 LOOP UPDATE cache_t.t SET amount = amount WHERE id = 1; COMMIT; END LOOP; END $$;
+RESET search_path;
+SELECT count(*) FILTER (WHERE su) AS as_superuser, count(*) FILTER (WHERE NOT su) AS as_writer FROM cache_t.seen;
+RESET ROLE;
+DROP OPERATOR cache_t.= (oid, int);
+DROP FUNCTION cache_t.trap(oid, int);
+
 DROP FUNCTION cache_t.probe();
 DROP FUNCTION cache_t.twice(text);
 SELECT dp_pg.unprotect('cache_t.t');
