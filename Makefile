@@ -28,6 +28,8 @@ OBJS = \
 	src/ledger.o \
 	src/standby.o \
 	src/budget.o \
+	src/retention.o \
+	src/names.o \
 	src/guard/guard.o \
 	src/guard/protected.o \
 	src/guard/session.o \
@@ -40,6 +42,7 @@ OBJS = \
 	src/guard/translate.o \
 	src/guard/keys.o \
 	src/guard/reads.o \
+	src/guard/grants.o \
 	src/hooks.o
 
 DATA = $(wildcard sql/dp_pg--*.sql)

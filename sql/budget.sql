@@ -220,9 +220,9 @@ DROP ROLE dp_pure;
 DROP ROLE IF EXISTS dp_no_such_role, dp_pure;
 SELECT dp_pg.drop_budget('dp_pure');
 DROP ROLE dp_pure;
-SELECT count(*) AS history_rows, bool_and(role::text ~ '^[0-9]+$') AS shown_by_oid
-FROM dp_pg.ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.oid = e.role)
-  AND e.query LIKE '%dp_people%' AND e.kind = 'charge';
+-- (by name: the rows of a dropped role keep it in detail, and no role's OID)
+SELECT count(*) AS history_rows, bool_and(e.detail->>'dropped_role' IN ('dp_dspent', 'dp_pure')) AS kept_by_name
+FROM dp_pg.ledger_entries e WHERE e.role IS NULL AND e.query LIKE '%dp_people%' AND e.kind = 'charge';
 
 -- per-query caps: the most one query of a role may spend, whatever is left
 CREATE ROLE dp_capped;

@@ -1,0 +1,93 @@
+/*
+ * names.c — a stored role or table compared with its name.
+ *
+ * dp_pg stores references to roles as regrole and to tables as regclass
+ * (dp_pg.budget_limits, dp_pg.ledger_entries, dp_pg.protected_tables, ...):
+ * the value is the OID, so a rename is followed and nothing is matched by a
+ * name by accident, while pg_dump writes the name and a restore reads it back
+ * onto the object of that name.  PostgreSQL has no = operator of its own for
+ * these types (they compare as oid), so `WHERE role = 'ana'` reads 'ana' as
+ * an oid and fails.  The operators defined over these functions take exactly
+ * that case, a regrole or regclass against an untyped literal, and read the
+ * literal as PostgreSQL's input function for the type does (a name, quoted
+ * or not; a table name through the search path; or a number).  A typed
+ * comparison (role = 'ana'::regrole, relid = some_oid) does not match them
+ * and keeps PostgreSQL's oid operators and their indexes.  An unknown name is
+ * an error, as in the cast 'nobody'::regrole.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(dp_regrole_eq_literal);
+PG_FUNCTION_INFO_V1(dp_literal_eq_regrole);
+PG_FUNCTION_INFO_V1(dp_regrole_ne_literal);
+PG_FUNCTION_INFO_V1(dp_literal_ne_regrole);
+PG_FUNCTION_INFO_V1(dp_regclass_eq_literal);
+PG_FUNCTION_INFO_V1(dp_literal_eq_regclass);
+PG_FUNCTION_INFO_V1(dp_regclass_ne_literal);
+PG_FUNCTION_INFO_V1(dp_literal_ne_regclass);
+
+/* The OID an untyped literal (a C string) names, read by the type's input function. */
+static Oid
+DpLiteralOid(Datum literal, PGFunction input)
+{
+	return DatumGetObjectId(DirectFunctionCall1(input, CStringGetDatum(DatumGetCString(literal))));
+}
+
+/* regrole = 'name' */
+Datum
+dp_regrole_eq_literal(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(PG_GETARG_OID(0) == DpLiteralOid(PG_GETARG_DATUM(1), regrolein));
+}
+
+/* 'name' = regrole */
+Datum
+dp_literal_eq_regrole(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(DpLiteralOid(PG_GETARG_DATUM(0), regrolein) == PG_GETARG_OID(1));
+}
+
+/* regrole <> 'name' */
+Datum
+dp_regrole_ne_literal(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(PG_GETARG_OID(0) != DpLiteralOid(PG_GETARG_DATUM(1), regrolein));
+}
+
+/* 'name' <> regrole */
+Datum
+dp_literal_ne_regrole(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(DpLiteralOid(PG_GETARG_DATUM(0), regrolein) != PG_GETARG_OID(1));
+}
+
+/* regclass = 'name' */
+Datum
+dp_regclass_eq_literal(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(PG_GETARG_OID(0) == DpLiteralOid(PG_GETARG_DATUM(1), regclassin));
+}
+
+/* 'name' = regclass */
+Datum
+dp_literal_eq_regclass(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(DpLiteralOid(PG_GETARG_DATUM(0), regclassin) == PG_GETARG_OID(1));
+}
+
+/* regclass <> 'name' */
+Datum
+dp_regclass_ne_literal(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(PG_GETARG_OID(0) != DpLiteralOid(PG_GETARG_DATUM(1), regclassin));
+}
+
+/* 'name' <> regclass */
+Datum
+dp_literal_ne_regclass(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(DpLiteralOid(PG_GETARG_DATUM(0), regclassin) != PG_GETARG_OID(1));
+}
