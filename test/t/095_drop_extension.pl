@@ -1,0 +1,71 @@
+# The ledger is never dropped by accident.  In the ledger database, while
+# the ledger holds a budget or a row, DROP EXTENSION dp_pg (with or without
+# CASCADE), DROP SCHEMA ... CASCADE of the schema it is installed in (or of
+# dp_pg), and DROP DATABASE of the ledger database are refused, with a
+# message that says how to keep the ledger first; nothing is lost.  A
+# superuser who kept it sets dp_pg.allow_ledger_drop (no one else can) and
+# drops it.  An empty ledger drops as any extension.  In another database
+# DROP EXTENSION dp_pg CASCADE removes the protections, and the tables that
+# keep the analysts' grant are refused to them.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use lib 't';
+use DpLifecycle;
+
+my $node = dp_node('drop');
+$node->start;
+life_fixture($node);
+my $before = life_state($node);
+my ($ret, $out, $err);
+
+for my $sql ('DROP EXTENSION dp_pg', 'DROP EXTENSION dp_pg CASCADE', 'DROP EXTENSION IF EXISTS plpgsql, dp_pg CASCADE',
+	'DROP SCHEMA public CASCADE', 'DROP SCHEMA dp_pg CASCADE')
+{
+	($ret, $out, $err) = $node->psql('postgres', $sql);
+	isnt($ret, 0, "refused: $sql");
+	like($err, qr/would delete the dp_pg privacy ledger/, '... saying why');
+}
+like($err, qr/DETAIL:  Database "postgres" holds the ledger of this cluster \(4 budgets, \d+ ledger rows\)/,
+	'the message counts what would be lost');
+like($err, qr/HINT:  Keep it first \(pg_dump --data-only --table='dp_pg\.\*'.*SET dp_pg\.allow_ledger_drop = on/,
+	'and says how to keep it, and how to drop it anyway');
+($ret, $out, $err) = $node->psql('app', 'DROP DATABASE postgres');
+isnt($ret, 0, 'DROP DATABASE of the ledger database is refused');
+like($err, qr/DROP DATABASE postgres would delete the dp_pg privacy ledger/, '... saying why');
+($ret, $out, $err) = $node->psql('app', 'DROP DATABASE postgres WITH (FORCE)');
+like($err, qr/would delete the dp_pg privacy ledger/, '... also WITH (FORCE)');
+same_lines(life_state($node), $before, 'nothing was lost');
+
+# only a superuser may allow it
+$node->safe_psql('postgres', 'CREATE ROLE dba CREATEROLE LOGIN');
+($ret, $out, $err) = $node->psql('postgres', 'SET dp_pg.allow_ledger_drop = on', extra_params => [ '-U', 'dba' ]);
+like($err, qr/permission denied to set parameter "dp_pg.allow_ledger_drop"/, 'dp_pg.allow_ledger_drop is superuser-only');
+
+# another database: its protections go, its tables stay refused to analysts
+$node->safe_psql('app', 'DROP EXTENSION dp_pg CASCADE');
+pass('DROP EXTENSION dp_pg CASCADE in a database that is not the ledger database');
+($ret, $out, $err) = dp_try($node, 'app', 'ana', 'SELECT * FROM visits');
+like($err, qr/grants SELECT to dp_pg_analyst but is not protected/, 'its tables keep the grant and are refused to analysts');
+
+# kept first, then dropped on purpose
+my $dir = PostgreSQL::Test::Utils::tempdir();
+command_ok([ 'pg_dump', '-h', $node->host, '-p', $node->port, '--data-only', "--table=dp_pg.*", '-f', "$dir/ledger.sql",
+	'postgres' ], 'the ledger is kept as the message says');
+my $kept = slurp_file("$dir/ledger.sql");
+like($kept, qr/^COPY dp_pg\.ledger_entries .*\n(.*\n)*?\d+\tana\tcharge\t/m, '(the export holds the ledger by name)');
+like($kept, qr/^COPY dp_pg\.budget_limits .*\nana\t5\t/m, '(and the budgets)');
+$node->safe_psql('postgres', 'SET dp_pg.allow_ledger_drop = on; DROP EXTENSION dp_pg CASCADE;');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_extension WHERE extname = 'dp_pg'}), '0',
+	'a superuser who set dp_pg.allow_ledger_drop drops it');
+
+# an empty ledger drops as any extension
+$node->safe_psql('postgres', 'CREATE EXTENSION dp_pg');
+dp_ready($node);
+$node->safe_psql('postgres', 'DROP EXTENSION dp_pg');
+pass('an empty ledger is dropped without ceremony');
+
+done_testing();
