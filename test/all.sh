@@ -130,19 +130,19 @@ else
 fi
 
 if [ "${DP_TEST_TAP:-1}" = 1 ]; then
-# t/093_pg_upgrade.pl upgrades to the newest PostgreSQL (test/newpg.sh, the
+# t/103_pg_upgrade.pl upgrades to the newest PostgreSQL (test/newpg.sh, the
 # build the newest-PostgreSQL leg below uses too): dp_pg's test build goes
 # into a private copy of it (DP_UPGRADE_PGROOT), whose bin directory the
 # test gets in DP_UPGRADE_NEWBIN.  Without it (DP_TEST_NEWPG=0) it skips.
 upgrade_newbin=""
 if [ "${DP_TEST_NEWPG:-1}" = 1 ]; then
-	echo "=== the newest PostgreSQL with dp_pg, for t/093_pg_upgrade.pl"
+	echo "=== the newest PostgreSQL with dp_pg, for t/103_pg_upgrade.pl"
 	if newbin=$(bash "$DP_ROOT/test/newpg.sh" | tail -1) && [ -x "$newbin/pg_config" ]; then
 		newver=$("$newbin/pg_config" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
 		upgrade_newbin=$(DP_PGBIN=$newbin DP_TEST_PGROOT=${DP_UPGRADE_PGROOT:-/var/tmp/dp_pg-test-pg$newver} \
 			bash -c '. "$1/test/lib.sh" && dp_test_install >&2 && echo "$DP_PGBIN"' _ "$DP_ROOT") || upgrade_newbin=""
 	fi
-	[ -n "$upgrade_newbin" ] || echo "no newest PostgreSQL with dp_pg: t/093_pg_upgrade.pl will skip"
+	[ -n "$upgrade_newbin" ] || echo "no newest PostgreSQL with dp_pg: t/103_pg_upgrade.pl will skip"
 fi
 echo "=== TAP (test/t)"
 mkdir -p "$SCRATCH/tap"

@@ -1,4 +1,4 @@
-# test/t/DpLifecycle.pm — what the lifecycle suites (t/09*.pl) share: a
+# test/t/DpLifecycle.pm — what the lifecycle suites (t/10*.pl) share: a
 # cluster with a ledger's worth of state (roles created out of name order,
 # budgets, a team budget, caps, charges, a renamed role, a dropped role with
 # history, protected tables with a privacy unit, public keys and domains, a
