@@ -407,32 +407,44 @@ DpDebugPause(const char *step)
 	}
 }
 
+/* The worker's state flags, read together under the lock. */
+typedef struct DpLedgerFlags
+{
+	bool		ready;
+	bool		held;
+	bool		has_entries;
+} DpLedgerFlags;
+
+/* A consistent copy of the worker's state flags (all false without shared memory). */
+static DpLedgerFlags
+DpLedgerReadFlags(void)
+{
+	DpLedgerFlags f = {false, false, false};
+
+	if (ledger == NULL)
+		return f;
+	LWLockAcquire(ledger->lock, LW_SHARED);
+	f.ready = ledger->ready;
+	f.held = ledger->held;
+	f.has_entries = ledger->has_entries;
+	LWLockRelease(ledger->lock);
+	return f;
+}
+
 /* True once the worker has loaded the ledger and accepts requests. */
 bool
 DpLedgerReady(void)
 {
-	bool		ready;
-
-	if (ledger == NULL)
-		return false;
-	LWLockAcquire(ledger->lock, LW_SHARED);
-	ready = ledger->ready;
-	LWLockRelease(ledger->lock);
-	return ready;
+	return DpLedgerReadFlags().ready;
 }
 
 /* 'ready', 'not ready' or 'held' (a restored ledger not yet accepted), for dp_pg.ledger_status(). */
 const char *
 DpLedgerStatus(void)
 {
-	const char *status;
+	DpLedgerFlags f = DpLedgerReadFlags();
 
-	if (ledger == NULL)
-		return "not ready";
-	LWLockAcquire(ledger->lock, LW_SHARED);
-	status = !ledger->ready ? "not ready" : ledger->held ? "held" : "ready";
-	LWLockRelease(ledger->lock);
-	return status;
+	return !f.ready ? "not ready" : f.held ? "held" : "ready";
 }
 
 /*
@@ -1338,16 +1350,10 @@ DpLedgerIsWorker(void)
 bool
 DpLedgerHoldsEntries(bool *known)
 {
-	bool		holds;
+	DpLedgerFlags f = DpLedgerReadFlags();
 
-	*known = false;
-	if (ledger == NULL)
-		return false;
-	LWLockAcquire(ledger->lock, LW_SHARED);
-	*known = ledger->ready;
-	holds = ledger->has_entries;
-	LWLockRelease(ledger->lock);
-	return holds;
+	*known = f.ready;
+	return f.has_entries;
 }
 
 /* Queue committed role drops for the worker (see ledger.h); never waits, never fails. */
@@ -1410,30 +1416,33 @@ DpRdpArray(const DpCost *c, char *null)
 	return PointerGetDatum(construct_array(elems, DP_RDP_NALPHAS, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+/* The boolean a one-row query about the ledger tables' layout returns (what: for the message). */
+static bool
+DpLayoutQuery(const char *sql, const char *what)
+{
+	bool		isnull;
+
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the layout of %s", what);
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
 /* True if the ledger tables have the 0.2.0 layout (names: regrole role, NULL once dropped). */
 static bool
 DpLedgerHasNames(void)
 {
-	bool		isnull;
-
-	if (SPI_execute("SELECT NOT a.attnotnull FROM pg_catalog.pg_attribute a "
-					"WHERE a.attrelid = 'dp_pg.ledger_entries'::pg_catalog.regclass AND a.attname = 'role'",
-					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read the layout of dp_pg.ledger_entries");
-	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return DpLayoutQuery("SELECT NOT a.attnotnull FROM pg_catalog.pg_attribute a "
+						 "WHERE a.attrelid = 'dp_pg.ledger_entries'::pg_catalog.regclass AND a.attname = 'role'",
+						 "dp_pg.ledger_entries");
 }
 
 /* True if the refusal log keeps database names (0.2.0), not OIDs. */
 static bool
 DpRefusalLogHasNames(void)
 {
-	bool		isnull;
-
-	if (SPI_execute("SELECT a.atttypid = 'pg_catalog.text'::pg_catalog.regtype FROM pg_catalog.pg_attribute a "
-					"WHERE a.attrelid = 'dp_pg.guard_refusal_log'::pg_catalog.regclass AND a.attname = 'database'",
-					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read the layout of dp_pg.guard_refusal_log");
-	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return DpLayoutQuery("SELECT a.atttypid = 'pg_catalog.text'::pg_catalog.regtype FROM pg_catalog.pg_attribute a "
+						 "WHERE a.attrelid = 'dp_pg.guard_refusal_log'::pg_catalog.regclass AND a.attname = 'database'",
+						 "dp_pg.guard_refusal_log");
 }
 
 /* Insert one ledger row; returns nothing, ERROR on failure. */
@@ -2132,6 +2141,48 @@ DpWorkerAnyPending(void)
 	return any;
 }
 
+/*
+ * The worker's transactions: begin one, connected to SPI with a snapshot,
+ * showing activity (NULL: none) in pg_stat_activity; commit it.
+ */
+static void
+DpWorkerBegin(const char *activity)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (activity)
+		pgstat_report_activity(STATE_RUNNING, activity);
+}
+
+/* Commit the transaction of DpWorkerBegin. */
+static void
+DpWorkerCommit(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * In a PG_CATCH of the worker, for a transaction that failed as a whole:
+ * the error copied into cxt (which becomes current), the error state
+ * flushed, the transaction aborted.  The caller reports and frees it.
+ */
+static ErrorData *
+DpWorkerAbort(MemoryContext cxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	return edata;
+}
+
 /* Process every pending request in one transaction; returns true if any. */
 static bool
 DpWorkerBatch(void)
@@ -2168,11 +2219,7 @@ DpWorkerBatch(void)
 
 	PG_TRY();
 	{
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: recording charges");
+		DpWorkerBegin("dp_pg ledger: recording charges");
 		for (int b = 0; b < nbatch; b++)
 			DpWorkerRequest(&ledger->slots[batch[b]], &wb, nbatch);
 		SPI_finish();
@@ -2197,10 +2244,7 @@ DpWorkerBatch(void)
 		ErrorData  *edata;
 
 		/* the batch's transaction failed as a whole: nothing of it is written */
-		MemoryContextSwitchTo(batch_cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(batch_cxt);
 		for (int b = 0; b < nbatch; b++)
 			DpWorkerFail(&ledger->slots[batch[b]], ERRCODE_INTERNAL_ERROR,
 						 edata->message ? edata->message : "unknown error");
@@ -2281,11 +2325,7 @@ DpWorkerDrainRefusals(void)
 		char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 		bool		names;
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: logging refusals");
+		DpWorkerBegin("dp_pg ledger: logging refusals");
 		/* 0.2.0 keeps the database's name (a dump restores it as it was), 0.1.0 its OID */
 		names = DpRefusalLogHasNames();
 		if (names)
@@ -2336,19 +2376,13 @@ DpWorkerDrainRefusals(void)
 									  1, dtypes, dvalues, NULL, false, 0) != SPI_OK_DELETE)
 				elog(ERROR, "could not trim dp_pg.guard_refusal_log");
 		}
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		pgstat_report_activity(STATE_IDLE, NULL);
+		DpWorkerCommit();
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(TopMemoryContext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(TopMemoryContext);
 		ereport(LOG,
 				(errmsg("dp_pg ledger: %d refusals could not be logged: %s", n, edata->message)));
 		FreeErrorData(edata);
@@ -2435,24 +2469,16 @@ DpStandbyReads(const int *reads, int n)
 
 	PG_TRY();
 	{
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
+		DpWorkerBegin(NULL);
 		for (int k = 0; k < n; k++)
 			DpWorkerRequest(&ledger->slots[reads[k]], &wb, n);
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		DpWorkerCommit();
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(old);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(old);
 		for (int k = 0; k < n; k++)
 			DpWorkerFail(&ledger->slots[reads[k]], ERRCODE_INTERNAL_ERROR,
 						 edata->message ? edata->message : "unknown error");
@@ -2544,10 +2570,7 @@ DpStandbyRefresh(int64 *upto)
 		bool		full = false;
 		uint64		n;
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
+		DpWorkerBegin(NULL);
 		if (SPI_execute_with_args("SELECT id, role, kind, epsilon, delta, rho, rdp FROM dp_pg.ledger_entries "
 								  "WHERE id > $1 ORDER BY id LIMIT 100000",
 								  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
@@ -2605,18 +2628,13 @@ DpStandbyRefresh(int64 *upto)
 			}
 			LWLockRelease(ledger->lock);
 		}
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		DpWorkerCommit();
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(old);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(old);
 		ereport(LOG, (errmsg("dp_pg ledger: could not refresh the replicated budgets: %s", edata->message)));
 		FreeErrorData(edata);
 	}
@@ -2786,17 +2804,10 @@ DpWorkerReload(bool initial, int64 *upto)
 		info.entrysize = sizeof(DpBudgetEntry);
 		info.hcxt = cxt;
 		local = hash_create("dp_pg budgets being loaded", 64, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: loading the ledger tables");
+		DpWorkerBegin("dp_pg ledger: loading the ledger tables");
 		DpWorkerLoad(local, upto);
 		held = DpWorkerRestoreHeld(&timeline, reason, sizeof(reason));
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		pgstat_report_activity(STATE_IDLE, NULL);
+		DpWorkerCommit();
 		MemoryContextSwitchTo(old);
 
 		LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
@@ -2825,10 +2836,7 @@ DpWorkerReload(bool initial, int64 *upto)
 
 		if (initial)
 			PG_RE_THROW();
-		MemoryContextSwitchTo(old);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(old);
 		ereport(LOG, (errmsg("dp_pg ledger: could not load the ledger tables again: %s", edata->message)));
 		FreeErrorData(edata);
 	}
@@ -2918,11 +2926,7 @@ DpWorkerForgetDroppedRoles(void)
 			"WHERE e.as_role IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.as_role)",
 		};
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: keeping the names of dropped roles");
+		DpWorkerBegin("dp_pg ledger: keeping the names of dropped roles");
 		if (DpLedgerHasNames())
 		{
 			/* (a DROP ROLE rolled back in a subtransaction left the role as it was) */
@@ -2934,19 +2938,13 @@ DpWorkerForgetDroppedRoles(void)
 					if (SPI_execute(sweeps[q], false, 0) != SPI_OK_UPDATE)
 						elog(ERROR, "could not convert the ledger rows of dropped roles");
 		}
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		pgstat_report_activity(STATE_IDLE, NULL);
+		DpWorkerCommit();
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(old);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(old);
 		ereport(LOG, (errmsg("dp_pg ledger: could not keep the names of dropped roles: %s", edata->message),
 					  errdetail("Their rows are converted when the worker starts again.")));
 		FreeErrorData(edata);

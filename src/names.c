@@ -20,15 +20,6 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
-PG_FUNCTION_INFO_V1(dp_regrole_eq_literal);
-PG_FUNCTION_INFO_V1(dp_literal_eq_regrole);
-PG_FUNCTION_INFO_V1(dp_regrole_ne_literal);
-PG_FUNCTION_INFO_V1(dp_literal_ne_regrole);
-PG_FUNCTION_INFO_V1(dp_regclass_eq_literal);
-PG_FUNCTION_INFO_V1(dp_literal_eq_regclass);
-PG_FUNCTION_INFO_V1(dp_regclass_ne_literal);
-PG_FUNCTION_INFO_V1(dp_literal_ne_regclass);
-
 /* The OID an untyped literal (a C string) names, read by the type's input function. */
 static Oid
 DpLiteralOid(Datum literal, PGFunction input)
@@ -36,58 +27,26 @@ DpLiteralOid(Datum literal, PGFunction input)
 	return DatumGetObjectId(DirectFunctionCall1(input, CStringGetDatum(DatumGetCString(literal))));
 }
 
-/* regrole = 'name' */
-Datum
-dp_regrole_eq_literal(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(PG_GETARG_OID(0) == DpLiteralOid(PG_GETARG_DATUM(1), regrolein));
+/*
+ * One comparison function: name(stored, literal) or name(literal, stored),
+ * the literal at argument literal_arg, read with input, compared with op.
+ */
+#define DP_LITERAL_COMPARISON(name, input, op, literal_arg) \
+PG_FUNCTION_INFO_V1(name); \
+Datum \
+name(PG_FUNCTION_ARGS) \
+{ \
+	Oid			stored = PG_GETARG_OID(1 - (literal_arg)); \
+	Oid			named = DpLiteralOid(PG_GETARG_DATUM(literal_arg), input); \
+\
+	PG_RETURN_BOOL(stored op named); \
 }
 
-/* 'name' = regrole */
-Datum
-dp_literal_eq_regrole(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(DpLiteralOid(PG_GETARG_DATUM(0), regrolein) == PG_GETARG_OID(1));
-}
-
-/* regrole <> 'name' */
-Datum
-dp_regrole_ne_literal(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(PG_GETARG_OID(0) != DpLiteralOid(PG_GETARG_DATUM(1), regrolein));
-}
-
-/* 'name' <> regrole */
-Datum
-dp_literal_ne_regrole(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(DpLiteralOid(PG_GETARG_DATUM(0), regrolein) != PG_GETARG_OID(1));
-}
-
-/* regclass = 'name' */
-Datum
-dp_regclass_eq_literal(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(PG_GETARG_OID(0) == DpLiteralOid(PG_GETARG_DATUM(1), regclassin));
-}
-
-/* 'name' = regclass */
-Datum
-dp_literal_eq_regclass(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(DpLiteralOid(PG_GETARG_DATUM(0), regclassin) == PG_GETARG_OID(1));
-}
-
-/* regclass <> 'name' */
-Datum
-dp_regclass_ne_literal(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(PG_GETARG_OID(0) != DpLiteralOid(PG_GETARG_DATUM(1), regclassin));
-}
-
-/* 'name' <> regclass */
-Datum
-dp_literal_ne_regclass(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(DpLiteralOid(PG_GETARG_DATUM(0), regclassin) != PG_GETARG_OID(1));
-}
+DP_LITERAL_COMPARISON(dp_regrole_eq_literal, regrolein, ==, 1)
+DP_LITERAL_COMPARISON(dp_literal_eq_regrole, regrolein, ==, 0)
+DP_LITERAL_COMPARISON(dp_regrole_ne_literal, regrolein, !=, 1)
+DP_LITERAL_COMPARISON(dp_literal_ne_regrole, regrolein, !=, 0)
+DP_LITERAL_COMPARISON(dp_regclass_eq_literal, regclassin, ==, 1)
+DP_LITERAL_COMPARISON(dp_literal_eq_regclass, regclassin, ==, 0)
+DP_LITERAL_COMPARISON(dp_regclass_ne_literal, regclassin, !=, 1)
+DP_LITERAL_COMPARISON(dp_literal_ne_regclass, regclassin, !=, 0)
