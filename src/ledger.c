@@ -1646,10 +1646,12 @@ DpWorkerLoad(HTAB *into, int64 *upto)
 
 /*
  * Install a loaded table of budgets at once (a reader never sees a partial
- * set), announce it, and note whether the ledger holds anything.
+ * set), note whether the ledger holds anything, and with announce bump the
+ * budget generation (not while the worker is not ready yet: becoming ready
+ * bumps it).
  */
 static void
-DpWorkerInstall(HTAB *local, bool has_rows)
+DpWorkerInstall(HTAB *local, bool has_rows, bool announce)
 {
 	HASH_SEQ_STATUS seq;
 	DpBudgetEntry *e;
@@ -1671,7 +1673,8 @@ DpWorkerInstall(HTAB *local, bool has_rows)
 		*s = *e;
 	}
 	ledger->has_entries = has_rows || hash_get_num_entries(budgets) > 0;
-	DpLedgerBumpGeneration();
+	if (announce)
+		DpLedgerBumpGeneration();
 	LWLockRelease(ledger->lock);
 }
 
@@ -2594,7 +2597,7 @@ DpStandbyRefresh(int64 *upto)
 			local = hash_create("dp_pg standby budgets", 64, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 			SPI_freetuptable(SPI_tuptable);
 			DpWorkerLoad(local, &newupto);
-			DpWorkerInstall(local, newupto > 0);
+			DpWorkerInstall(local, newupto > 0, true);
 			*upto = newupto;
 		}
 		else if (n > 0)
@@ -2816,7 +2819,7 @@ DpWorkerReload(bool initial, int64 *upto)
 		ledger->held_timeline = timeline;
 		strlcpy(ledger->held_reason, held ? reason : "", sizeof(ledger->held_reason));
 		LWLockRelease(ledger->lock);
-		DpWorkerInstall(local, *upto > 0);
+		DpWorkerInstall(local, *upto > 0, !initial);
 		pg_atomic_write_u64(&ledger->reload_done, want);
 		ConditionVariableBroadcast(&ledger->reloaded);
 		if (held)
