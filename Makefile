@@ -42,6 +42,10 @@ OBJS = \
 	src/guard/translate.o \
 	src/guard/keys.o \
 	src/guard/reads.o \
+	src/synth/measure.o \
+	src/synth/model.o \
+	src/synth/columns.o \
+	src/synth/synthesize.o \
 	src/guard/grants.o \
 	src/hooks.o
 
@@ -49,7 +53,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 
 # pg_regress inputs live in sql/, outputs in expected/ (run against a server
 # that preloads dp_pg: test/all.sh starts one).
-REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard units units_guard unit_cells bi cache citus versions
+REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard units units_guard unit_cells bi cache citus versions synthesize
 REGRESS_OPTS = --load-extension=dp_pg
 
 ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
@@ -66,7 +70,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on every header (the tree is small; no stale objects)
-$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h $(srcdir)/src/synth/*.h)
 
 # `make -s print-REGRESS` etc.: let test/all.sh read the test lists from here.
 print-%:

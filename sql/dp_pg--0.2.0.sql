@@ -1085,6 +1085,16 @@ CREATE AGGREGATE dp_pg.bounded_partition_keep(dp_mechanism, int4) (
 	PARALLEL = SAFE
 );
 
+-- Synthetic twins (src/synth; docs/analyst.md, "Synthetic twins"): a new
+-- table owned by the caller, filled with rows drawn from a model fitted to
+-- differentially private measurements of a protected table, charged once
+-- with the cost of the mechanism.
+CREATE FUNCTION dp_pg.synthesize(source regclass, target text, mechanism dp_mechanism,
+	columns name[] DEFAULT NULL, bins int DEFAULT 10, rows bigint DEFAULT NULL)
+	RETURNS bigint AS 'MODULE_PATHNAME', 'dp_synthesize' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION dp_pg.synthesize(regclass, text, dp_mechanism, name[], int, bigint) IS
+	'make table target, a synthetic twin of a protected table: rows drawn from differentially private 1-way and 2-way marginals, charged once with the cost of mechanism; returns its number of rows';
+
 --
 -- A database's life (docs/dba.md, "Backup, restore and upgrades";
 -- src/names.c, src/retention.c, src/guard/grants.c)

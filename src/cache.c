@@ -374,8 +374,8 @@ DpTriggerXmin(Oid trigoid)
 	return DpCatalogRowXmin(TriggerRelationId, TriggerOidIndexId, Anum_pg_trigger_oid, trigoid);
 }
 
-/* True if rel has a row-level security policy other than protect()'s own two. */
-static bool
+/* True if rel has a row-level security policy other than protect()'s own two (see cache.h). */
+bool
 DpHasOtherPolicies(Relation rel)
 {
 	ListCell   *lc;

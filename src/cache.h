@@ -33,6 +33,9 @@ extern void DpCacheUtility(Node *stmt);
 /* Define dp_pg.answer_cache and dp_pg.answer_cache_size; transaction callbacks. */
 extern void DpCacheInit(void);
 
+/* True if rel has a row-level security policy other than dp_pg.protect()'s own two. */
+extern bool DpHasOtherPolicies(Relation rel);
+
 /*
  * At ExecutorStart, after the call sites are planned and before the charge:
  * true if the query's answer was released before to the same budgets (it is

@@ -12,7 +12,8 @@
  * a DBA may delete the protection row or disable row-level security.  So:
  *
  *  - Reads (ExecutorCheckPerms_hook: every plan, COPY TO, CREATE TABLE AS,
- *    views, cursors, SQL functions).  A member of dp_pg_analyst that is
+ *    views, cursors, SQL functions; dp_pg's own scans, dp_pg.synthesize,
+ *    ask DpGrantsCheckRelation).  A member of dp_pg_analyst that is
  *    neither a superuser nor the table's owner never reads a relation whose
  *    ACL names dp_pg_analyst: such a read is refused, whether the table is
  *    protected here or not.  The guard's own read of a protected table for a
@@ -80,13 +81,9 @@ DpAclNamesGroup(Oid relid, Oid group, Oid *owner)
 	return names;
 }
 
-/*
- * One read of relation relid with the rights of user (the permission check's
- * checkAsUser, or the current user): false if it goes through the analysts'
- * grant (see the file comment); with report, ERROR instead.
- */
-static bool
-DpGrantsCheckRead(Oid relid, Oid user, bool report)
+/* A read of relation relid with the rights of user (see guard.h). */
+bool
+DpGrantsCheckRelation(Oid relid, Oid user, bool report)
 {
 	Oid			group = DpAnalystGroup();
 	Oid			owner;
@@ -137,7 +134,7 @@ DpGrantsCheckPermissions(List *rangeTable, List *rtePermInfos, bool report)
 		RTEPermissionInfo *pi = lfirst_node(RTEPermissionInfo, lc);
 
 		if ((pi->requiredPerms & ACL_SELECT) &&
-			!DpGrantsCheckRead(pi->relid, OidIsValid(pi->checkAsUser) ? pi->checkAsUser : GetUserId(), report))
+			!DpGrantsCheckRelation(pi->relid, OidIsValid(pi->checkAsUser) ? pi->checkAsUser : GetUserId(), report))
 			return false;
 	}
 #else
@@ -147,7 +144,7 @@ DpGrantsCheckPermissions(List *rangeTable, List *rtePermInfos, bool report)
 		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
 
 		if (rte->rtekind == RTE_RELATION && (rte->requiredPerms & ACL_SELECT) &&
-			!DpGrantsCheckRead(rte->relid, OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId(), report))
+			!DpGrantsCheckRelation(rte->relid, OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId(), report))
 			return false;
 	}
 #endif

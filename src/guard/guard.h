@@ -110,6 +110,13 @@ extern void DpProtectedInit(void);
  */
 extern bool DpGrantsCheckPermissions(List *rangeTable, List *rtePermInfos, bool report);
 
+/*
+ * One read of relation relid with the rights of user (a permission check's
+ * checkAsUser, or the current user) outside the executor: false if it would
+ * go through dp_pg's grant to dp_pg_analyst; with report, ERROR instead.
+ */
+extern bool DpGrantsCheckRelation(Oid relid, Oid user, bool report);
+
 /* ProcessUtility: ERROR for a grant to dp_pg_analyst other than SELECT on a protected table. */
 extern void DpGrantsCheckUtility(Node *stmt);
 

@@ -68,6 +68,8 @@ refused('app', 'people', 'granted, not protected');
 ($ret, $out, $err) = dp_try($node, 'app', 'ana', q{SELECT dp_count(1, 'laplace(epsilon=0.5)') FROM people});
 isnt($ret, 0, 'no dp query reads it either until it is protected');
 like($err, qr/grants SELECT to dp_pg_analyst but is not protected in this database/, 'the refusal says why');
+($ret, $out, $err) = dp_try($node, 'app', 'ana', q{SELECT dp_pg.synthesize('people', 'people_twin', 'laplace(epsilon=1)')});
+like($err, qr/grants SELECT to dp_pg_analyst but is not protected in this database/, 'nor does a synthetic twin');
 
 # 3. the DBA's steps (docs/dba.md): the settings from the dump, protect, keys, domain
 IPC::Run::run([ 'pg_restore', '-f', '-', '-a', '-t', 'protected_tables', '-t', 'public_keys', '-t', 'column_domains',
