@@ -278,6 +278,16 @@ SELECT dp_pg.set_budget('dp_capped', NULL, NULL, 0.5);
 SET ROLE dp_capped;
 SELECT dp_count(id, 'gaussian(rho=0.46)') IS NOT NULL AS answered_past_90_percent_of_rho FROM dp_people;
 RESET ROLE;
+-- the views take names: a stored regrole / regclass against an untyped literal
+-- (in either order, = and <>); an unknown name is an error, as in a cast
+SELECT count(*) AS by_name FROM dp_pg.budgets WHERE role = 'dp_capped';
+SELECT count(*) AS by_name_reversed FROM dp_pg.budgets WHERE 'dp_capped' = role;
+SELECT count(*) AS others FROM dp_pg.budgets WHERE role <> 'dp_capped' AND 'dp_capped' <> role AND role = 'dp_capped';
+SELECT count(*) > 0 AS history FROM dp_pg.ledger WHERE role = 'dp_capped' AND requested_by = current_user::text::regrole;
+SELECT 'pg_class'::regclass = 'pg_catalog.pg_class' AS table_by_name, 'pg_class'::regclass <> 'pg_proc' AS other_table,
+       'pg_class'::regclass = '1259' AS by_number;
+SELECT count(*) FROM dp_pg.budgets WHERE role = 'dp_no_such_role';
+SELECT 'pg_class'::regclass = 'dp_no_such_table';
 SELECT dp_pg.drop_budget('dp_capped');
 REVOKE ALL ON dp_people FROM dp_capped;
 DROP ROLE dp_capped;

@@ -61,6 +61,7 @@ $node->safe_psql('app', q{
 	DROP POLICY dp_pg_others ON people;
 	ALTER TABLE people DISABLE ROW LEVEL SECURITY;
 	DROP TRIGGER dp_pg_data_changed ON people;
+	ALTER TABLE people ADD CHECK (age BETWEEN 0 AND 120);
 });
 is($node->safe_psql('app', q{SELECT has_table_privilege('dp_pg_analyst', 'people', 'SELECT')}), 't',
 	'(people keeps the grant without any protection)');
