@@ -1234,3 +1234,17 @@ END $$;
 COMMENT ON FUNCTION dp_pg.import_ledger(regclass) IS
 	'add the ledger entries of a table (with the columns of dp_pg.ledger) that continue this ledger: what a point-in-time recovery cut off';
 REVOKE EXECUTE ON FUNCTION dp_pg.accept_restored_ledger(), dp_pg.import_ledger(regclass), dp_pg.timeline() FROM PUBLIC;
+
+-- Monitoring without a superuser (docs/dba.md, "Monitoring"): members of
+-- pg_read_all_stats, and so of pg_monitor (what a monitoring agent such as
+-- Prometheus' postgres_exporter logs in as), read every role's rows of
+-- dp_pg.budgets and dp_pg.ledger (granted to PUBLIC; the C functions decide
+-- the rows), the log of refused queries and the kept answers' metadata.  The
+-- C functions keep a member that is an analyst to its own rows.
+GRANT EXECUTE ON FUNCTION dp_pg.refusal_rows() TO pg_read_all_stats;
+GRANT SELECT ON dp_pg.guard_refusals TO pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION dp_pg.answer_cache_rows() TO pg_read_all_stats;
+GRANT SELECT ON dp_pg.answer_cache TO pg_read_all_stats;
+COMMENT ON VIEW dp_pg.guard_refusals IS 'refused analyst queries (who, when, which rule), newest dp_pg.refusal_log_size kept; superusers and monitoring roles (pg_read_all_stats, pg_monitor) without a budget, from any database';
+COMMENT ON VIEW dp_pg.answer_cache IS
+	'the kept answers of every budget set (superusers and monitoring roles without a budget): served again uncharged to the same budgets until a table they read changes';

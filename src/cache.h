@@ -27,7 +27,10 @@ typedef struct DpSiteBar
 /* The error bars of a query's distinct call sites (palloc'd in the current context). */
 extern DpSiteBar *DpCacheSiteBars(List *sites, int *n);
 
-/* A utility statement is about to run: subscriptions' changes count as data changes. */
+/*
+ * A utility statement is about to run: subscriptions' changes count as data
+ * changes; DISCARD ALL forgets the session's last release.
+ */
 extern void DpCacheUtility(Node *stmt);
 
 /* Define dp_pg.answer_cache and dp_pg.answer_cache_size; transaction callbacks. */

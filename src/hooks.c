@@ -26,7 +26,8 @@
  *                           to dp_pg_analyst; budget.c: DROP ROLE of a role
  *                           with a budget; retention.c: drops of the ledger,
  *                           what the ledger worker must learn at commit;
- *                           cache.c: subscriptions' changes
+ *                           cache.c: subscriptions' changes,
+ *                           DISCARD ALL
  *   object_access_hook      guard/trust.c and guard/stats.c, on the
  *                           function-execute event
  *   needs_fmgr_hook,        guard/trust.c: untrusted functions called

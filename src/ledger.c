@@ -2869,8 +2869,6 @@ DpLedgerKeepRoleName(Oid role, const char *name)
 		"UPDATE dp_pg.ledger_entries SET requested_by = NULL, detail = coalesce(detail, '{}') || "
 		"pg_catalog.jsonb_build_object('dropped_requested_by', $2::pg_catalog.text, 'dropped_requested_by_oid', $1::pg_catalog.int8) "
 		"WHERE requested_by = $1",
-		"UPDATE dp_pg.guard_refusal_log SET role = NULL WHERE role = $1 AND $2 IS NOT NULL",
-		"UPDATE dp_pg.guard_refusal_log SET as_role = NULL WHERE as_role = $1 AND $2 IS NOT NULL",
 	};
 	Oid			types[2] = {OIDOID, TEXTOID};
 	Datum		values[2];
@@ -2882,6 +2880,10 @@ DpLedgerKeepRoleName(Oid role, const char *name)
 	for (int q = 0; q < lengthof(by_oid); q++)
 		if (SPI_execute_with_args(by_oid[q], 2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not keep the name of a dropped role in the ledger");
+	/* its refused queries leave the log (a recent, bounded record) with it */
+	if (SPI_execute_with_args("DELETE FROM dp_pg.guard_refusal_log WHERE role = $1 OR as_role = $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not remove a dropped role's refused queries");
 	return true;
 }
 
@@ -2923,10 +2925,9 @@ DpWorkerForgetDroppedRoles(void)
 			"UPDATE dp_pg.ledger_entries e SET requested_by = NULL, detail = coalesce(detail, '{}') || "
 			"pg_catalog.jsonb_build_object('dropped_requested_by_oid', e.requested_by::pg_catalog.oid::pg_catalog.int8) "
 			"WHERE e.requested_by IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.requested_by)",
-			"UPDATE dp_pg.guard_refusal_log e SET role = NULL "
-			"WHERE e.role IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.role)",
-			"UPDATE dp_pg.guard_refusal_log e SET as_role = NULL "
-			"WHERE e.as_role IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.as_role)",
+			"DELETE FROM dp_pg.guard_refusal_log e "
+			"WHERE (e.role IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.role)) "
+			"   OR (e.as_role IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.as_role))",
 		};
 
 		DpWorkerBegin("dp_pg ledger: keeping the names of dropped roles");
@@ -2938,7 +2939,7 @@ DpWorkerForgetDroppedRoles(void)
 					(void) DpLedgerKeepRoleName(oids[i], NameStr(names[i]));
 			if (sweep)
 				for (int q = 0; q < lengthof(sweeps); q++)
-					if (SPI_execute(sweeps[q], false, 0) != SPI_OK_UPDATE)
+					if (SPI_execute(sweeps[q], false, 0) < 0)
 						elog(ERROR, "could not convert the ledger rows of dropped roles");
 		}
 		DpWorkerCommit();

@@ -79,7 +79,7 @@ extern void DpLedgerNoteDroppedRoles(int n, const Oid *oids, const NameData *nam
 /*
  * Keep the name of a role that is dropped in its ledger rows: role (and
  * requested_by) become NULL, detail keeps dropped_role (dropped_requested_by)
- * with the name and the old OID; refusal-log rows lose the role.  In the
+ * with the name and the old OID; its refused queries leave the log.  In the
  * ledger database, SPI connected, with the rights to write the ledger
  * tables; false (nothing done) on the 0.1.0 layout, which has no room for it.
  */
