@@ -122,7 +122,8 @@ sub life_fixture
 	# the refusal is written by the worker, the dropped role's rows converted by it
 	poll_short($node, 'postgres', q{SELECT count(*) > 0 FROM dp_pg.guard_refusal_log});
 	poll_short($node, 'postgres',
-		q{SELECT count(*) = 0 FROM dp_pg.ledger_entries e WHERE NOT EXISTS (SELECT FROM pg_roles r WHERE r.oid = e.role)})
+		q{SELECT count(*) = 0 FROM dp_pg.ledger_entries e
+		  WHERE e.role IS NOT NULL AND NOT EXISTS (SELECT FROM pg_roles r WHERE r.oid = e.role)})
 	  unless $opts{version};
 	return;
 }
