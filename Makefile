@@ -39,6 +39,8 @@ OBJS = \
 	src/guard/release.o \
 	src/guard/groups.o \
 	src/guard/units.o \
+	src/guard/multi.o \
+	src/guard/unitjoin.o \
 	src/guard/translate.o \
 	src/guard/keys.o \
 	src/guard/reads.o \
@@ -60,7 +62,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
 REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi cache versions synthesize cleanup
-REGRESS_TEST_BUILD = units units_guard unit_cells citus
+REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus
 REGRESS_OPTS = --load-extension=dp_pg
 
 TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch

@@ -68,6 +68,7 @@
 
 #include "agg_common.h"
 #include "agg_state.h"
+#include "cache.h"
 #include "calibrate.h"
 
 PG_FUNCTION_INFO_V1(dp_histogram_bins_trans);
@@ -1161,6 +1162,18 @@ DpHistKeysPlan(DpCallSite *site, Datum *values, bool *isnull)
 	site->extra = ex;
 }
 
+/* What partition selection's interval covers (DpAggKind.bar). */
+static void
+DpHistKeysBar(const DpCallSite *site, DpSiteBar *bar)
+{
+	const DpHistSite *ex = site->extra;
+
+	snprintf(bar->note, sizeof(bar->note),
+			 "[answer - h, answer + h] (closed, h = ci95_halfwidth) holds a released key's count with "
+			 "probability 0.95 or more: the noise alone.  Keys (groups) whose noisy count is below "
+			 INT64_FORMAT " are not released at all.", ex->threshold);
+}
+
 const DpAggKind dp_histogram_keys_kind = {
 	.name = "dp_histogram",
 	.finalfn = dp_histogram_keys_final,
@@ -1169,6 +1182,7 @@ const DpAggKind dp_histogram_keys_kind = {
 	.mech_argno = 1,
 	.nconst = 0,
 	.plan = DpHistKeysPlan,
+	.bar = DpHistKeysBar,
 };
 
 /* Final function of dp_histogram(key, mech): the keys whose noisy count reaches the threshold. */
@@ -1230,6 +1244,7 @@ const DpAggKind dp_partition_keep_kind = {
 	.mech_argno = 0,
 	.nconst = 0,
 	.plan = DpHistKeysPlan,
+	.bar = DpHistKeysBar,
 };
 
 /* Final function of dp_pg.partition_keep: is the group's noisy count at least tau? */

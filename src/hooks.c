@@ -36,6 +36,8 @@
  *   get_relation_stats_hook,  hidden relations
  *   get_index_stats_hook,
  *   get_attavgwidth_hook
+ *   emit_log_hook           agg_count.c: a hint for dp_count(*, mechanism),
+ *                           a syntax error
  */
 #include "postgres.h"
 
@@ -74,6 +76,7 @@ static get_relation_info_hook_type prev_relation_info = NULL;
 static get_relation_stats_hook_type prev_relation_stats = NULL;
 static get_index_stats_hook_type prev_index_stats = NULL;
 static get_attavgwidth_hook_type prev_attavgwidth = NULL;
+static emit_log_hook_type prev_emit_log = NULL;
 
 /* shmem_request_hook */
 static void
@@ -255,6 +258,15 @@ DpAttWidthHook(Oid relid, AttrNumber attnum)
 	return prev_attavgwidth ? prev_attavgwidth(relid, attnum) : 0;
 }
 
+/* emit_log_hook */
+static void
+DpEmitLogHook(ErrorData *edata)
+{
+	DpCountSyntaxHint(edata);
+	if (prev_emit_log)
+		prev_emit_log(edata);
+}
+
 /* Install every hook (only when preloaded). */
 void
 DpHooksInit(void)
@@ -289,4 +301,6 @@ DpHooksInit(void)
 	get_index_stats_hook = DpIndexStatsHook;
 	prev_attavgwidth = get_attavgwidth_hook;
 	get_attavgwidth_hook = DpAttWidthHook;
+	prev_emit_log = emit_log_hook;
+	emit_log_hook = DpEmitLogHook;
 }

@@ -413,6 +413,23 @@ SELECT g, g % 40,
 FROM generate_series(1, 200) g;
 RESET ROLE;
 SELECT dp_pg.protect('clinic.moments', 'person', 2, 3);
+-- several releases and unit joins (test/attack/19_releases.atk, 20_unitjoin.atk):
+-- clinic.persons, privacy unit person (g = 1, r = 1), one row for persons
+-- 1..600 (person 17's code a canary), and 40 more rows for person 1 (a
+-- careless DBA's table: joined to clinic.visits, person 1's rows multiply to
+-- 41 @NHEAVY@); clinic.person_notes, protected without a unit and not unique
+-- on person
+SET ROLE atk_owner;
+CREATE TABLE clinic.persons (person int NOT NULL, grp text NOT NULL, code text NOT NULL, flag boolean NOT NULL);
+INSERT INTO clinic.persons SELECT p, (ARRAY['a', 'b', 'c'])[1 + p % 3],
+       CASE WHEN p = 17 THEN '@CNRY@_pcode' ELSE 'pc' || p END, p % 10 = 0 OR p = 17
+FROM generate_series(1, 600) p;
+INSERT INTO clinic.persons SELECT 1, 'a', 'pc1', false FROM generate_series(1, 40);
+CREATE TABLE clinic.person_notes (person int NOT NULL, note text NOT NULL);
+INSERT INTO clinic.person_notes SELECT p % 300, '@CNRY@_pn' || p FROM generate_series(1, 600) p;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.persons', 'person', 1, 1);
+SELECT dp_pg.protect('clinic.person_notes');
 SELECT dp_pg.set_budget('atk_analyst', 1e9, 0.9);
 SELECT dp_pg.set_budget('atk_honest', 1e9, 1e-3);
 -- a DBA's careless budget: no delta limit
