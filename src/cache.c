@@ -1110,7 +1110,7 @@ DpCacheNoteValue(const DpCallSite *site, double value, double sd, double lower, 
 	 * only values of the session's last release (not of a query that ran
 	 * inside it), of a site whose every value is released
 	 */
-	if (site->release != last_release || site->bar_index < 0 || site->bar_index >= last_nbars ||
+	if (site->session_release != last_release || site->bar_index < 0 || site->bar_index >= last_nbars ||
 		!last_bars[site->bar_index].per_value)
 		return;
 	if (last_nvalues >= DP_MAX_VALUE_BARS)
@@ -1242,7 +1242,7 @@ DpCacheNoteRelease(QueryDesc *queryDesc, List *sites)
 	DpSetLastRelease(bars, n, false, NULL, 0);
 	last_query = queryDesc;
 	foreach(lc, sites)
-		((DpCallSite *) lfirst(lc))->release = last_release;
+		((DpCallSite *) lfirst(lc))->session_release = last_release;
 	pfree(bars);
 }
 

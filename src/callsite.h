@@ -69,7 +69,7 @@ struct DpCallSite
 	bool		charged;		/* the query's cost is in the ledger */
 	bool		bounded;		/* the unit-bounded form (a table with a privacy unit) */
 	int			bar_index;		/* its row of the session's error bars, or -1 (cache.c) */
-	uint64		release;		/* the session's release it belongs to (cache.c) */
+	uint64		session_release;	/* the session's release it belongs to (cache.c) */
 	void	   *extra;			/* kind-specific per-query data */
 };
 
