@@ -307,5 +307,12 @@ REVOKE ALL ON dp_people FROM dp_capped;
 -- the roles of this file, their budgets and ledger rows (dp_pure's and dp_dspent's too)
 \set forget 'dp_ana dp_team dp_member dp_other dp_capped'
 \set forget_gone :pure_oid,:dspent_oid
+-- (dp_pure's and dp_dspent's rows no longer name them: since their drop they
+-- keep their old OIDs in detail, where forget_roles.inc does not look)
+SELECT current_setting('dp_pg.ledger_database') AS budget_ledger_db, current_database() AS budget_home_db \gset
+\c :"budget_ledger_db"
+DELETE FROM dp_pg.ledger_entries WHERE (detail->>'dropped_role_oid')::oid IN (:forget_gone)
+	OR (detail->>'dropped_requested_by_oid')::oid IN (:forget_gone);
+\c :"budget_home_db"
 \set inc :abs_srcdir '/sql/forget_roles.inc'
 \i :inc
