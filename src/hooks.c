@@ -21,13 +21,19 @@
  *                           kept after the run
  *   ExecutorCheckPerms_hook guard/grants.c: no read through dp_pg's grant
  *                           to dp_pg_analyst outside the guard's dp read
- *   ProcessUtility_hook     guard/guard.c: objects analysts may not create,
- *                           COPY of masked catalogs; guard/grants.c: grants
- *                           to dp_pg_analyst; budget.c: DROP ROLE of a role
- *                           with a budget; retention.c: drops of the ledger,
- *                           what the ledger worker must learn at commit;
- *                           cache.c: subscriptions' changes,
+ *   ProcessUtility_hook     guard/guard.c: the message floor, objects
+ *                           analysts may not create, COPY of masked
+ *                           catalogs, statements that would read a
+ *                           protected table or act on what one depends on
+ *                           (guard/ddl.c); guard/grants.c: grants to
+ *                           dp_pg_analyst; budget.c: DROP ROLE of a role
+ *                           with a budget; retention.c: drops of the
+ *                           ledger, what the ledger worker must learn at
+ *                           commit; cache.c: subscriptions' changes,
  *                           DISCARD ALL
+ *   (client_min_messages'   guard/session.c: the message floor on the
+ *    check hook)            setting itself (installed there, not a hook
+ *                           variable)
  *   object_access_hook      guard/trust.c and guard/stats.c, on the
  *                           function-execute event
  *   needs_fmgr_hook,        guard/trust.c: untrusted functions called
