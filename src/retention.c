@@ -204,26 +204,54 @@ DpNoteDroppedRole(Oid role, const char *name)
 }
 
 /*
+ * Begin running dp_pg's own SPI statements on the ledger tables in a user's
+ * session: as the bootstrap superuser (whoever asks may not read them) with
+ * search_path pg_catalog, pg_temp (the caller's search_path must choose no
+ * function or operator a superuser would run).  Returns the GUC nest level
+ * for DpLedgerSessionEnd; an error undoes both with the (sub)transaction.
+ */
+static int
+DpLedgerSessionBegin(Oid *save_user, int *save_sec)
+{
+	int			nestlevel;
+
+	GetUserIdAndSecContext(save_user, save_sec);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, *save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
+/* End what DpLedgerSessionBegin began: the caller's search_path and user again. */
+static void
+DpLedgerSessionEnd(int nestlevel, Oid save_user, int save_sec)
+{
+	AtEOXact_GUC(true, nestlevel);
+	SetUserIdAndSecContext(save_user, save_sec);
+}
+
+/*
  * In the ledger database, keep the name of a role being dropped in its
  * ledger rows now, in the DROP ROLE's own transaction (it commits or rolls
- * back with the drop), with the rights of dp_pg's owner: true if done.
+ * back with the drop), in DpLedgerSessionBegin's session: true if done.
  */
 static bool
 DpKeepRoleNameHere(Oid role, const char *name)
 {
 	Oid			save_user;
 	int			save_sec;
+	int			nestlevel;
 	bool		done;
 
 	if (!DpInLedgerDatabase() || !OidIsValid(get_extension_oid("dp_pg", true)))
 		return false;
-	GetUserIdAndSecContext(&save_user, &save_sec);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	nestlevel = DpLedgerSessionBegin(&save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "dp_pg: SPI_connect failed");
 	done = DpLedgerKeepRoleName(role, name);
 	SPI_finish();
-	SetUserIdAndSecContext(save_user, save_sec);
+	DpLedgerSessionEnd(nestlevel, save_user, save_sec);
 	return done;
 }
 
@@ -243,16 +271,25 @@ DpRefuseLedgerDrop(const char *what, const char *holds)
 					 dp_ledger_database)));
 }
 
-/* In the ledger database: if the ledger tables hold anything, refuse what (see DpRefuseLedgerDrop). */
+/*
+ * In the ledger database: if the ledger tables hold anything, refuse what
+ * (see DpRefuseLedgerDrop).  Counted in DpLedgerSessionBegin's session,
+ * whoever asks: a role that may not read the tables gets this refusal (or
+ * PostgreSQL's own, later), not an error about reading them.
+ */
 static void
 DpCheckLedgerTables(const char *what)
 {
 	int64		budgets;
 	int64		rows;
 	bool		isnull;
+	Oid			save_user;
+	int			save_sec;
+	int			nestlevel;
 
 	if (allow_ledger_drop || !DpInLedgerDatabase() || !OidIsValid(get_extension_oid("dp_pg", true)))
 		return;
+	nestlevel = DpLedgerSessionBegin(&save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "dp_pg: SPI_connect failed");
 	if (SPI_execute("SELECT (SELECT count(*) FROM dp_pg.budget_limits), (SELECT count(*) FROM dp_pg.ledger_entries)",
@@ -261,6 +298,7 @@ DpCheckLedgerTables(const char *what)
 	budgets = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	SPI_finish();
+	DpLedgerSessionEnd(nestlevel, save_user, save_sec);
 	if (budgets > 0 || rows > 0)
 		DpRefuseLedgerDrop(what, psprintf(INT64_FORMAT " budgets, " INT64_FORMAT " ledger rows", budgets, rows));
 }

@@ -40,6 +40,64 @@ like($err, qr/DROP DATABASE postgres would delete the dp_pg privacy ledger/, '..
 like($err, qr/would delete the dp_pg privacy ledger/, '... also WITH (FORCE)');
 same_lines(life_state($node), $before, 'nothing was lost');
 
+# an analyst's drops meet the guard's DDL fence (guard/ddl.c: the extension
+# is something a protected table depends on), this file's refusal in the
+# ledger database, or PostgreSQL's ownership check; whichever comes first,
+# nothing of the ledger or a protection goes (the fence logs its refusal)
+for my $case ([ 'postgres', 'DROP EXTENSION dp_pg' ], [ 'postgres', 'DROP EXTENSION dp_pg CASCADE' ],
+	[ 'postgres', 'DROP SCHEMA dp_pg CASCADE' ], [ 'app', 'DROP EXTENSION dp_pg CASCADE' ],
+	[ 'app', 'DROP DATABASE postgres' ])
+{
+	my ($db, $sql) = @$case;
+	($ret, $out, $err) = dp_try($node, $db, 'ana', $sql);
+	isnt($ret, 0, "an analyst's $sql (in $db) is refused");
+	like($err, qr/ERROR:  .*(may not act on extension dp_pg|must be owner|would delete the dp_pg privacy ledger)/,
+		'... by the fence, the ledger\'s keeper or ownership');
+}
+my $without_refusals = sub { join("\n", grep { !/^refusal / } split /\n/, shift) };
+same_lines($without_refusals->(life_state($node)), $without_refusals->($before), 'nothing was lost to an analyst');
+ok(poll_short($node, 'postgres', q{SELECT count(*) = 1 FROM dp_pg.guard_refusals
+	WHERE role = 'ana' AND database = 'app' AND sqlstate = '42501' AND rule LIKE 'DROP EXTENSION may not act on extension dp_pg%'}),
+	"the fence's refusal is logged");
+
+# dp_pg reads and writes the ledger tables in a user's session (this
+# refusal's count, a dropped role's name kept in its rows) with a
+# superuser's rights and search_path pg_catalog: a function or operator of
+# the caller's search_path never runs there.  The traps are proven live
+# first (as the superuser, rolled back).
+$node->safe_psql('postgres', q{
+	CREATE ROLE mallory CREATEROLE LOGIN;
+	CREATE SCHEMA evil AUTHORIZATION mallory;
+});
+dp_as($node, 'postgres', 'mallory', q{
+	CREATE FUNCTION evil.grab(int8) RETURNS int8 LANGUAGE plpgsql AS $$
+		BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; RETURN $1 + 1; END $$;
+	CREATE AGGREGATE evil.count(*) (SFUNC = evil.grab, STYPE = int8, INITCOND = '0');
+	CREATE FUNCTION evil.grab_eq(regrole, oid) RETURNS boolean LANGUAGE plpgsql AS $$
+		BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; RETURN $1::oid OPERATOR(pg_catalog.=) $2; END $$;
+	CREATE OPERATOR evil.= (LEFTARG = regrole, RIGHTARG = oid, FUNCTION = evil.grab_eq);
+	CREATE ROLE victim;
+});
+my $is_super = q{SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'};
+is($node->safe_psql('postgres', qq{BEGIN; SET LOCAL search_path = evil, pg_catalog;
+	SELECT count(*) FROM (VALUES (1)) v; $is_super; ROLLBACK;}), "1\nt",
+	'(control: the aggregate trap fires in a superuser\'s statement)');
+is($node->safe_psql('postgres', qq{BEGIN; SET LOCAL search_path = evil;
+	SELECT 'victim'::regrole = 'victim'::regrole::oid; $is_super; ROLLBACK;}), "t\nt",
+	'(control: the operator trap fires in a superuser\'s statement)');
+($ret, $out, $err) = $node->psql('postgres', 'SET search_path = evil, pg_catalog; DROP EXTENSION dp_pg',
+	extra_params => [ '-U', 'mallory' ]);
+like($err, qr/would delete the dp_pg privacy ledger/, "another role's DROP EXTENSION dp_pg meets the refusal");
+is($node->safe_psql('postgres', $is_super), 'f', '... and its search_path ran nothing as a superuser');
+$node->safe_psql('postgres', q{SELECT dp_pg.set_budget('victim', 1, 0); SELECT dp_pg.drop_budget('victim');});
+($ret, $out, $err) = $node->psql('postgres', 'SET search_path = evil; DROP ROLE victim',
+	extra_params => [ '-U', 'mallory' ]);
+is($ret, 0, 'a role with ledger rows is dropped by a CREATEROLE role with its own search_path');
+is($node->safe_psql('postgres', $is_super), 'f', '... which ran nothing as a superuser');
+ok(poll_short($node, 'postgres', q{SELECT count(*) = 2 FROM dp_pg.ledger_entries
+	WHERE role IS NULL AND detail->>'dropped_role' = 'victim'}), '... and the rows keep the name');
+$node->safe_psql('postgres', 'DROP SCHEMA evil CASCADE; DROP ROLE mallory');
+
 # only a superuser may allow it
 $node->safe_psql('postgres', 'CREATE ROLE dba CREATEROLE LOGIN');
 ($ret, $out, $err) = $node->psql('postgres', 'SET dp_pg.allow_ledger_drop = on', extra_params => [ '-U', 'dba' ]);
