@@ -29,6 +29,8 @@ OBJS = \
 	src/ledger.o \
 	src/standby.o \
 	src/budget.o \
+	src/retention.o \
+	src/names.o \
 	src/guard/guard.o \
 	src/guard/protected.o \
 	src/guard/session.o \
@@ -50,6 +52,7 @@ OBJS = \
 	src/synth/model.o \
 	src/synth/columns.o \
 	src/synth/synthesize.o \
+	src/guard/grants.o \
 	src/hooks.o
 
 DATA = $(wildcard sql/dp_pg--*.sql)

@@ -333,7 +333,7 @@ SET dp_pg.answer_cache = on;
 
 -- 9. the DBA's view and clearing
 SELECT roles, nrows > 0 AS has_rows, bytes > 0 AS has_bytes, epsilon > 0 AS charged,
-       released_at <= last_served AS times, database = (SELECT oid FROM pg_database WHERE datname = current_database()) AS here
+       released_at <= last_served AS times, database = current_database() AS here
 FROM dp_pg.answer_cache WHERE query LIKE '%cache_t.t%' AND 'dp_c_an'::regrole = ANY (roles) LIMIT 1;
 SELECT dp_pg.clear_answer_cache('dp_c_other') >= 1 AS cleared_other;
 SELECT count(*) AS other_left FROM dp_pg.answer_cache WHERE 'dp_c_other'::regrole = ANY (roles);

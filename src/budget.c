@@ -320,11 +320,11 @@ dp_charged_roles(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* dp_pg.ledger_status(): 'ready' once the ledger worker accepts requests. */
+/* dp_pg.ledger_status(): 'ready' once the ledger worker accepts requests ('held': see ledger.c). */
 Datum
 dp_ledger_status(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TEXT_P(cstring_to_text(DpLedgerReady() ? "ready" : "not ready"));
+	PG_RETURN_TEXT_P(cstring_to_text(DpLedgerStatus()));
 }
 
 /* The (epsilon, delta, rho, call_sites) record of a cost. */

@@ -22,6 +22,7 @@
 #include "guc.h"
 #include "hooks.h"
 #include "ledger.h"
+#include "retention.h"
 
 PG_MODULE_MAGIC;
 
@@ -43,6 +44,7 @@ _PG_init(void)
 	{
 		DpCallSitesInit();
 		DpLedgerInit();
+		DpRetentionInit();
 		DpGuardInit();
 		DpHooksInit();
 	}

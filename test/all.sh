@@ -5,7 +5,9 @@
 #   statistical tests of the samplers (with positive controls) test/stat
 #   pg_regress (SQL behaviour and every error path)            sql/, expected/
 #   isolation specs (concurrent sessions)                      test/isolation
-#   TAP (restarts, configuration, crashes)                     test/t
+#   TAP (restarts, configuration, crashes, a database's life:  test/t
+#        dump/restore, pg_upgrade to the newest PostgreSQL,
+#        extension updates, point-in-time recovery)
 #   fuzz: sqlsmith as a hostile analyst, and its positive      test/fuzz
 #         control (every oracle must fire)
 #
@@ -124,6 +126,20 @@ else
 fi
 
 if [ "${DP_TEST_TAP:-1}" = 1 ]; then
+# t/103_pg_upgrade.pl upgrades to the newest PostgreSQL (test/newpg.sh, the
+# build the newest-PostgreSQL leg below uses too): dp_pg's test build goes
+# into a private copy of it (DP_UPGRADE_PGROOT), whose bin directory the
+# test gets in DP_UPGRADE_NEWBIN.  Without it (DP_TEST_NEWPG=0) it skips.
+upgrade_newbin=""
+if [ "${DP_TEST_NEWPG:-1}" = 1 ]; then
+	echo "=== the newest PostgreSQL with dp_pg, for t/103_pg_upgrade.pl"
+	if newbin=$(bash "$DP_ROOT/test/newpg.sh" | tail -1) && [ -x "$newbin/pg_config" ]; then
+		newver=$("$newbin/pg_config" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
+		upgrade_newbin=$(DP_PGBIN=$newbin DP_TEST_PGROOT=${DP_UPGRADE_PGROOT:-/var/tmp/dp_pg-test-pg$newver} \
+			bash -c '. "$1/test/lib.sh" && dp_test_install >&2 && echo "$DP_PGBIN"' _ "$DP_ROOT") || upgrade_newbin=""
+	fi
+	[ -n "$upgrade_newbin" ] || echo "no newest PostgreSQL with dp_pg: t/103_pg_upgrade.pl will skip"
+fi
 echo "=== TAP (test/t)"
 # t/090_monitoring.pl runs Prometheus' exporter, t/095_pgbouncer.pl pgbouncer
 dp_install_tools pgbouncer prometheus-postgres-exporter
@@ -132,7 +148,7 @@ cp -r "$DP_ROOT/test/t" "$SCRATCH/tap/t"
 [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$SCRATCH/tap"
 # every node starts with test/t/tests.conf (the answer cache off: see the file)
 (cd "$SCRATCH/tap" && dp_as_pg env PATH="$PATH" TESTDIR="$SCRATCH/tap" DP_ROOT="$DP_ROOT" \
-	TEMP_CONFIG="$SCRATCH/tap/t/tests.conf" \
+	TEMP_CONFIG="$SCRATCH/tap/t/tests.conf" DP_UPGRADE_NEWBIN="$upgrade_newbin" \
 	PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 	prove -I "$PGXS_DIR/src/test/perl" -I t t/*.pl) 2>&1 | tee "$SCRATCH/tap.out"
 prove_counts "$SCRATCH/tap.out"; record tap $P $F

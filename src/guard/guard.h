@@ -127,6 +127,28 @@ extern uint64 DpProtectedGeneration(void);
 extern void DpProtectedInit(void);
 
 /* ------------------------------------------------------------------------
+ * grants.c — the analysts' grant never opens a table without its protection
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * ExecutorCheckPerms_hook: false (with report, ERROR) if a member of
+ * dp_pg_analyst reads a relation through dp_pg's grant to that group.
+ * rtePermInfos is NIL before PostgreSQL 16 (the range table carries them).
+ */
+extern bool DpGrantsCheckPermissions(List *rangeTable, List *rtePermInfos, bool report);
+
+/*
+ * One read of relation relid with the rights of user (a permission check's
+ * checkAsUser, or the current user) outside the executor: false if it would
+ * go through dp_pg's grant to dp_pg_analyst; with report, ERROR instead.
+ */
+extern bool DpGrantsCheckRelation(Oid relid, Oid user, bool report);
+
+/* ProcessUtility: ERROR for a grant to dp_pg_analyst other than SELECT on a protected table. */
+extern void DpGrantsCheckUtility(Node *stmt);
+
+/* ------------------------------------------------------------------------
  * session.c — who the session is
  * ------------------------------------------------------------------------
  */

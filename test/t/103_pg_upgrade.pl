@@ -1,0 +1,75 @@
+# pg_upgrade from the PostgreSQL under test to the newest one, with dp_pg
+# preloaded in both clusters.  In binary-upgrade mode dp_pg starts no ledger
+# worker (it would hold the ledger database open while pg_upgrade drops and
+# restores it, and write the ledger) and its checks stand aside (pg_upgrade
+# restores the analysts' grants before the protection rows' data is
+# copied).  After the upgrade every budget, spent amount, charge, refusal,
+# protection, public key list and domain is on the role or table of the same
+# name, and the analysts are charged again.
+#
+# The newest PostgreSQL comes from test/newpg.sh; test/all.sh installs
+# dp_pg's test build into a private copy of it and passes its bin directory
+# in DP_UPGRADE_NEWBIN.  Without it (or on the newest version itself) this
+# file is skipped.
+use strict;
+use warnings;
+use File::Basename;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use lib 't';
+use DpLifecycle;
+
+my $newbin = $ENV{DP_UPGRADE_NEWBIN} // '';
+plan skip_all => 'no newer PostgreSQL with dp_pg installed (DP_UPGRADE_NEWBIN; test/all.sh prepares one with test/newpg.sh)'
+  unless $newbin ne '' && -x "$newbin/pg_upgrade";
+my ($oldver) = `pg_config --version` =~ /PostgreSQL (\d+)/;
+my ($newver) = `$newbin/pg_config --version` =~ /PostgreSQL (\d+)/;
+plan skip_all => "PostgreSQL $newver in DP_UPGRADE_NEWBIN is not newer than $oldver under test"
+  unless $newver > $oldver;
+my ($oldbin) = `pg_config --bindir` =~ /(\S+)/;
+
+my $old = dp_node('old');
+$old->start;
+life_fixture($old);
+my $before = life_state($old);
+# Not dp_pg's: this PostgreSQL 15 build stamps every column with an
+# attribute option (pg_attver) that no other build knows and that RESET does
+# not remove; pg_upgrade would carry it into the new cluster and fail there
+# ("unrecognized parameter").  It is cleared from the old catalog first.
+for my $db (split /\n/, $old->safe_psql('postgres', q{SELECT datname FROM pg_database WHERE datallowconn}))
+{
+	$old->safe_psql($db, q{
+		UPDATE pg_attribute a SET attoptions = nullif(ARRAY(SELECT o FROM unnest(a.attoptions) o WHERE o NOT LIKE 'pg_attver=%'), '{}')
+		FROM pg_class c
+		WHERE c.oid = a.attrelid AND a.attoptions::text LIKE '%pg_attver=%'
+		  AND c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)});
+}
+$old->stop;
+
+# PostgreSQL 18 initializes clusters with data checksums; the old one has none
+my $new = dp_node('new', install_path => dirname($newbin),
+	init => { extra => $newver >= 18 ? [ '--no-data-checksums' ] : [] });
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my @upgrade = ("$newbin/pg_upgrade", '--no-sync', '--retain', '-d', $old->data_dir, '-D', $new->data_dir,
+	'-b', $oldbin, '-B', $newbin, '-p', $old->port, '-P', $new->port, '-s', $new->host);
+{
+	# pg_upgrade writes its files where it is started
+	chdir $dir or die;
+	command_ok([ @upgrade, '--check' ], "pg_upgrade --check, $oldver to $newver");
+	command_ok(\@upgrade, "pg_upgrade, $oldver to $newver, dp_pg preloaded in both clusters");
+}
+my $logs = join('', map { slurp_file($_) } glob($new->data_dir . '/pg_upgrade_output.d/*/log/*.log'));
+unlike($logs, qr/dp_pg ledger ready/, 'no ledger worker ran in binary-upgrade mode');
+
+$new->start;
+dp_ready($new);
+is($new->safe_psql('postgres', 'SHOW server_version_num') >= $newver * 10000, 1, "the new cluster runs PostgreSQL $newver");
+same_lines(life_state($new), $before, 'budgets, spending, charges, refusals, protections, keys and domains as they were');
+is(dp_as($new, 'app', 'ana', q{SELECT abs(dp_count(1, 'laplace(epsilon=0.5)') - 1000) < 60 FROM people}), 't',
+	'an analyst is answered');
+is($new->safe_psql('postgres', q{SELECT charges FROM dp_pg.budgets WHERE role = 'ana'}), '4', '... and charged');
+my ($ret, $out, $err) = dp_try($new, 'app', 'ana', 'SELECT * FROM visits');
+isnt($ret, 0, 'raw rows stay refused');
+
+done_testing();
