@@ -39,6 +39,8 @@ OBJS = \
 	src/guard/units.o \
 	src/guard/translate.o \
 	src/guard/keys.o \
+	src/guard/bounds.o \
+	src/guard/regex.o \
 	src/guard/reads.o \
 	src/hooks.o
 

@@ -5,3 +5,27 @@
 -- Every catalog change of 0.2.0 is made here as well as in dp_pg--0.2.0.sql:
 -- a database updated from 0.1.0 must end with the catalog of a fresh 0.2.0
 -- install (the upgrade test compares every member object and its definition).
+
+-- Row expressions with derived bounds (src/guard/bounds.c): a column in
+-- arithmetic on a protected table is read through its value domain, totally
+-- (NaN is NULL, values outside and infinities are clamped, a float or numeric
+-- nearer to zero than 2^-60 of the larger bound is 0, a numeric gets a
+-- canonical scale).  The guard writes these calls itself.
+CREATE FUNCTION dp_pg.domain_read(int2, int2, int2) RETURNS int2
+	AS 'MODULE_PATHNAME', 'dp_domain_read_int2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(int4, int4, int4) RETURNS int4
+	AS 'MODULE_PATHNAME', 'dp_domain_read_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(int8, int8, int8) RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_domain_read_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(real, real, real) RETURNS real
+	AS 'MODULE_PATHNAME', 'dp_domain_read_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(float8, float8, float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_domain_read_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(numeric, numeric, numeric) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_domain_read_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(date, date, date) RETURNS date
+	AS 'MODULE_PATHNAME', 'dp_domain_read_date' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(timestamp, timestamp, timestamp) RETURNS timestamp
+	AS 'MODULE_PATHNAME', 'dp_domain_read_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(timestamptz, timestamptz, timestamptz) RETURNS timestamptz
+	AS 'MODULE_PATHNAME', 'dp_domain_read_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -553,8 +553,8 @@ DpGroupPublicKeys(Query *q, Oid relid, int keyrti, ArrayType **arrs)
 
 		if (!IsA(key, Var))
 		{
-			/* a generalising expression whose values are public (keys.c) */
-			arrs[k] = DpGeneralisedPublicKeys((Node *) key, relid, keyrti);
+			/* an expression key whose values are public (keys.c, bounds.c) */
+			arrs[k] = DpExpressionPublicKeys((Node *) key, relid, keyrti);
 			if (arrs[k] == NULL)
 				return false;
 			k++;

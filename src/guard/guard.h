@@ -230,6 +230,12 @@ extern uint64 DpRunConstantsMade(void);
 /* True if the plan is stamped as holding run-time constants to bind (reads.c). */
 extern bool DpPlanHasRunConstants(PlannedStmt *stmt);
 
+/* The value domain of a column: CHECK constraints and dp_pg.set_domain (translate.c); false if unbounded. */
+extern bool DpColumnDomain(Oid relid, AttrNumber attno, double *lo, double *hi);
+
+/* A row expression, checked and rewritten as shape.c checks WHERE clauses (columns of rtis, entries of rtable). */
+extern Node *DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const char *where);
+
 /* dp_pg.clamp_float8(numeric, float8, float8), total; InvalidOid if absent. */
 /* guard.c */
 extern void DpInlineProtectedCtes(Query *q);
@@ -246,6 +252,53 @@ extern bool DpIsRunConstantExpr(Node *node);
 extern bool DpContainsParamWalker(Node *node, void *context);
 extern List *DpTakeKeyChecks(void);
 extern Oid	DpClampFloat8Function(void);
+
+/* ------------------------------------------------------------------------
+ * bounds.c — row expressions with derived bounds (interval arithmetic)
+ * ------------------------------------------------------------------------
+ */
+
+/* The values a numeric (or date) row expression can take. */
+typedef struct DpInterval
+{
+	double		lo;				/* every non-NULL value lies in [lo, hi]; lo > hi: only NULL */
+	double		hi;
+	double		tiny;			/* no non-zero value is nearer to zero (0: unknown, +inf: none is non-zero) */
+	bool		integral;		/* every value is an integer */
+} DpInterval;
+
+/* True if node is arithmetic (or holds arithmetic under a rounding function) that bounds.c judges. */
+extern bool DpIsBoundedExpression(Node *node);
+
+/* The arithmetic row expression node, its columns read through their value domains; refused (42501) unless total. */
+extern Node *DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where);
+
+/* The interval of a numeric row expression over the entries of rtable (ERROR 42501 when it has none). */
+extern void DpBoundsOf(Node *node, List *rtable, const char *where, DpInterval *iv);
+
+/* True if fn is one of dp_pg.domain_read(...), the total reads of a column through its domain. */
+extern bool DpIsDomainRead(Oid fn);
+
+/* A released key's canonical form: numeric without trailing zeros, floats without -0. */
+extern Node *DpCanonicalKey(Node *key);
+
+/* The public values of a GROUP BY expression key (text[]), or NULL: partition selection. */
+extern ArrayType *DpExpressionPublicKeys(Node *key, Oid relid, int keyrti);
+
+/* A date or time column as a float8 (days or seconds) with its bounds, and back (min / max). */
+extern Expr *DpTimeAsNumber(Expr *x, List *rtable, double *lo, double *hi);
+extern Expr *DpNumberAsTime(Expr *d, Oid type);
+
+/* ------------------------------------------------------------------------
+ * regex.c — constant regular expressions on protected rows
+ * ------------------------------------------------------------------------
+ */
+
+/* True if opno is a built-in regular-expression match operator (~, ~*, !~, !~*). */
+extern bool DpIsRegexOperator(Oid opno);
+
+/* The match op of the row checks: a constant pattern, compiled now; refused (42501) otherwise. */
+extern Node *DpRegexRowExpr(OpExpr *op, const char *where);
 
 /* ------------------------------------------------------------------------
  * release.c — the release level

@@ -100,6 +100,7 @@ typedef struct DpRowContext
 {
 	const char *where;			/* for messages */
 	Bitmapset  *rtis;			/* range-table entries whose columns may be read */
+	List	   *rtable;			/* the query's range table (bounds.c reads the columns' domains) */
 } DpRowContext;
 
 /* Is fn a widening numeric cast (smallint to integer, any integer to numeric or float8, real to float8)? */
@@ -355,6 +356,15 @@ DpRowExpr(Node *node, DpRowContext *cxt)
 	return DpRowExprMutator(node, cxt);
 }
 
+/* A row expression checked as above, for bounds.c (see guard.h). */
+Node *
+DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const char *where)
+{
+	DpRowContext cxt = {where, rtis, rtable};
+
+	return DpRowExprMutator(node, &cxt);
+}
+
 static Node *
 DpRowExprMutator(Node *node, DpRowContext *cxt)
 {
@@ -376,6 +386,9 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 	}
 	if (DpIsRunConstantExpr(node))
 		return DpRunConstant(node);		/* computed once before the query runs */
+	/* arithmetic on columns with value domains (bounds.c) */
+	if (DpIsBoundedExpression(node) || (IsA(node, FuncExpr) && DpIsDomainRead(((FuncExpr *) node)->funcid)))
+		return DpBoundedRowExpr(node, cxt->rtis, cxt->rtable, where);
 	switch (nodeTag(node))
 	{
 		case T_Const:
@@ -465,6 +478,8 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				OpExpr	   *op = (OpExpr *) expression_tree_mutator(node, DpRowExprMutator, cxt);
 				bool		is_like;
 
+				if (IsA(op, OpExpr) && DpIsRegexOperator(op->opno))
+					return DpRegexRowExpr(op, where);	/* a constant regular expression (regex.c) */
 				if (!DpSafeOperator(op->opno, &is_like))
 					DpGuardRefuse("this operator is not allowed on a protected table",
 								  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
@@ -1057,6 +1072,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	if (shape->prot_rti == 0)
 		DpGuardRefuse("a dp query reads exactly one protected table", "The protected table must be in FROM.");
 	shape->prot = target;
+	cxt.row.rtable = q->rtable;
 	cxt.prot = target;
 	cxt.prot_rti = shape->prot_rti;
 
@@ -1107,7 +1123,14 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 			Node	   *pair[2];
 
 			pair[0] = key;
-			pair[1] = DpGeneralise(key, cxt.row.rtis, "a GROUP BY key");
+			if ((DpIsGeneralising(key) || IsA(key, FuncExpr)) && !DpIsBoundedExpression(key))
+				pair[1] = DpGeneralise(key, cxt.row.rtis, "a GROUP BY key");
+			else
+			{
+				/* arithmetic, a comparison, CASE ...: a total row expression, released in canonical form */
+				cxt.row.where = "a GROUP BY key";
+				pair[1] = DpCanonicalKey(DpRowExpr(key, &cxt.row));
+			}
 			q->targetList = (List *) DpReplaceKeyMutator((Node *) q->targetList, pair);
 			q->havingQual = DpReplaceKeyMutator(q->havingQual, pair);
 			cxt.group_exprs = lappend(cxt.group_exprs, pair[1]);

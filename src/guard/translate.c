@@ -57,11 +57,13 @@
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 #include "utils/typcache.h"
 
 #include "agg_common.h"
@@ -164,6 +166,17 @@ DpConstValue(Const *c, double *v)
 				return false;
 			*v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, c->constvalue));
 			return true;
+		case DATEOID:
+			/* days since 2000-01-01 (the domain of a date column, bounds.c) */
+			*v = DATE_NOT_FINITE(DatumGetDateADT(c->constvalue)) ?
+				(DatumGetDateADT(c->constvalue) < 0 ? -INFINITY : INFINITY) : DatumGetDateADT(c->constvalue);
+			return true;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			/* microseconds since 2000-01-01 */
+			*v = TIMESTAMP_NOT_FINITE(DatumGetTimestamp(c->constvalue)) ?
+				(DatumGetTimestamp(c->constvalue) < 0 ? -INFINITY : INFINITY) : (double) DatumGetTimestamp(c->constvalue);
+			return true;
 		default:
 			return false;
 	}
@@ -227,7 +240,7 @@ DpNarrowByConjunct(Node *c, AttrNumber attno, double *lo, double *hi)
  * intersected with the domain declared in dp_pg.column_domains.  False if
  * either end is unbounded.
  */
-static bool
+bool
 DpColumnDomain(Oid relid, AttrNumber attno, double *lo, double *hi)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
@@ -276,6 +289,21 @@ DpDomainBounds(DpTranslate *t, Var *v, const char *agg, double *lo, double *hi)
 							   sum_or_avg ? "sum or average" : "quantile", col, rel, rel, col,
 							   sum_or_avg ? psprintf("dp_%s", agg) : "dp_quantile", col,
 							   sum_or_avg ? "" : "<q>, "));
+}
+
+/*
+ * A bound derived by interval arithmetic, to ten significant digits: the
+ * intervals are rounded outwards by 1e-12 of each bound for their own
+ * soundness, which would only show as noise in the bounds (the aggregates
+ * clamp to whatever bounds they are given).
+ */
+static double
+DpTidyBound(double v)
+{
+	char		buf[64];
+
+	snprintf(buf, sizeof(buf), "%.10g", v);
+	return strtod(buf, NULL);
 }
 
 /* Context of DpExprDomain. */
@@ -330,6 +358,22 @@ DpExprDomain(Node *e, DpDomainWalk *w)
 			{
 				DpExprDomain(linitial(((FuncExpr *) e)->args), w);
 				return;
+			}
+			/* FALLTHROUGH */
+		case T_OpExpr:
+		case T_NullIfExpr:
+		case T_MinMaxExpr:
+			if (DpIsBoundedExpression(e))
+			{
+				/* arithmetic: the interval of its values (bounds.c), tidied (the aggregate clamps to it) */
+				DpInterval	iv;
+
+				DpBoundsOf(e, w->t->q->rtable, psprintf("the argument of %s()", w->agg), &iv);
+				if (iv.lo > iv.hi)
+					return;		/* only NULL */
+				lo = DpTidyBound(iv.lo);
+				hi = DpTidyBound(iv.hi);
+				break;
 			}
 			/* FALLTHROUGH */
 		default:
@@ -470,12 +514,19 @@ DpTranslateQuantile(DpTranslate *t, Aggref *a, Expr *q, const char *agg)
 			break;
 		case FLOAT8OID:
 			break;
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			/* a date or time as days or seconds, over its domain or public keys (bounds.c) */
+			x = DpTimeAsNumber(x, t->q->rtable, &lo, &hi);
+			break;
 		default:
 			return NULL;
 	}
 	/* an integer column's bounds within its type, so the cast back never fails */
-	DpArgumentBounds(t, a, agg, (argtype == INT2OID || argtype == INT4OID || argtype == INT8OID) ? argtype : FLOAT8OID,
-					 &lo, &hi);
+	if (argtype != DATEOID && argtype != TIMESTAMPOID && argtype != TIMESTAMPTZOID)
+		DpArgumentBounds(t, a, agg, (argtype == INT2OID || argtype == INT4OID || argtype == INT8OID) ? argtype : FLOAT8OID,
+						 &lo, &hi);
 	if (argtype == FLOAT4OID)
 	{
 		lo = Max(lo, -FLT_MAX);
@@ -489,6 +540,10 @@ DpTranslateQuantile(DpTranslate *t, Aggref *a, Expr *q, const char *agg)
 	d = DpLike(a, fn, FLOAT8OID, list_make5(x, q, DpFloat8Const(lo), DpFloat8Const(hi), DpDefaultMechanism()), false);
 	switch (a->aggtype)
 	{
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return (Node *) DpNumberAsTime((Expr *) d, a->aggtype);
 		case INT2OID:
 			return (Node *) DpCast(F_INT2_FLOAT8, INT2OID, (Expr *) d);
 		case INT4OID:
@@ -548,6 +603,9 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 		case F_MIN_FLOAT4:
 		case F_MIN_FLOAT8:
 		case F_MIN_NUMERIC:
+		case F_MIN_DATE:
+		case F_MIN_TIMESTAMP:
+		case F_MIN_TIMESTAMPTZ:
 			return DpTranslateQuantile(t, a, (Expr *) DpFloat8Const(0.0), "min");
 		case F_MAX_INT2:
 		case F_MAX_INT4:
@@ -555,6 +613,9 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 		case F_MAX_FLOAT4:
 		case F_MAX_FLOAT8:
 		case F_MAX_NUMERIC:
+		case F_MAX_DATE:
+		case F_MAX_TIMESTAMP:
+		case F_MAX_TIMESTAMPTZ:
 			return DpTranslateQuantile(t, a, (Expr *) DpFloat8Const(1.0), "max");
 		case F_COUNT_:
 			if (a->aggdistinct != NIL)
