@@ -12,6 +12,7 @@ OBJS = \
 	src/core/random.o \
 	src/core/sample.o \
 	src/core/quantile.o \
+	src/core/moments.o \
 	src/agg_common.o \
 	src/callsite.o \
 	src/cache.o \
@@ -24,6 +25,7 @@ OBJS = \
 	src/agg_quantile.o \
 	src/agg_units.o \
 	src/postprocess.o \
+	src/moments.o \
 	src/core/accountant.o \
 	src/ledger.o \
 	src/standby.o \
@@ -41,6 +43,9 @@ OBJS = \
 	src/guard/keys.o \
 	src/guard/bounds.o \
 	src/guard/regex.o \
+	src/guard/views.o \
+	src/guard/narrow.o \
+	src/guard/derived.o \
 	src/guard/reads.o \
 	src/hooks.o
 
@@ -48,7 +53,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 
 # pg_regress inputs live in sql/, outputs in expected/ (run against a server
 # that preloads dp_pg: test/all.sh starts one).
-REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard units units_guard unit_cells bi cache citus versions
+REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard units units_guard unit_cells bi exprs cache citus versions
 REGRESS_OPTS = --load-extension=dp_pg
 
 ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch

@@ -1098,3 +1098,16 @@ CREATE FUNCTION dp_pg.domain_read(timestamp, timestamp, timestamp) RETURNS times
 	AS 'MODULE_PATHNAME', 'dp_domain_read_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_pg.domain_read(timestamptz, timestamptz, timestamptz) RETURNS timestamptz
 	AS 'MODULE_PATHNAME', 'dp_domain_read_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- BI aggregates answered from other releases (src/moments.c,
+-- src/guard/derived.c): STDDEV / VARIANCE from three noisy moments,
+-- count(DISTINCT <column with public keys>) from a histogram over the keys.
+-- Post-processing of released values: they read no data, charge nothing.
+CREATE FUNCTION dp_pg.variance_from_moments(n int8, s1 float8, s2 float8, h float8, sample boolean, root boolean)
+	RETURNS float8 AS 'MODULE_PATHNAME', 'dp_variance_from_moments' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.variance_from_moments(int8, float8, float8, float8, boolean, boolean) IS
+	'the variance (its square root with root) estimated from a noisy count and noisy sums of x - c and (x - c)^2 of values within c +- h';
+CREATE FUNCTION dp_pg.present_keys(h jsonb, mech dp_mechanism, rows int8, groups int4)
+	RETURNS int8 AS 'MODULE_PATHNAME', 'dp_present_keys' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.present_keys(jsonb, dp_mechanism, int8, int4) IS
+	'the bins of a released histogram whose noisy count exceeds its noise''s 1 - 0.05/bins quantile';

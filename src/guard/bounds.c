@@ -205,6 +205,7 @@ typedef struct DpBoundsCxt
 } DpBoundsCxt;
 
 static Node *DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv);
+static void DpCheckDateOperand(DpBoundsCxt *cxt, const DpInterval *a);
 
 /* The step of function fn, or DP_OP_NONE. */
 static DpBoundsOp
@@ -928,7 +929,7 @@ DpUnaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, const DpInterval *a, DpInterval
 			DpSetInterval(iv, ceil(a->lo), ceil(a->hi), 1, true);
 			break;
 		case DP_OP_ROUND:
-			DpSetInterval(iv, floor(a->lo), ceil(a->hi), 1, true);
+			DpSetInterval(iv, ceil(a->lo - 0.5), floor(a->hi + 0.5), 1, true);
 			break;
 		case DP_OP_TRUNC:
 			DpSetInterval(iv, trunc(a->lo), trunc(a->hi), 1, true);
@@ -961,7 +962,7 @@ DpCastInterval(DpBoundsCxt *cxt, Oid rettype, const DpInterval *a, DpInterval *i
 		DpBoundsRefuse(cxt, "a cast on a protected table needs a bounded operand",
 					   "The operand's values are not bounded: give its columns value domains");
 	if (DpIntegerType(rettype) && !a->integral)
-		DpSetInterval(iv, floor(a->lo), ceil(a->hi), 1, true);	/* rounded to the nearest integer */
+		DpSetInterval(iv, ceil(a->lo - 0.5), floor(a->hi + 0.5), 1, true); /* rounded to the nearest (any tie rule) */
 	else if (!DpIntegerType(rettype))
 		DpSetInterval(iv, a->lo, a->hi, a->tiny * (1 - DP_BOUNDS_MARGIN), a->integral);	/* rounded to the type */
 	if (rettype == FLOAT4OID && iv->tiny < DP_BOUNDS_TINY4)
@@ -1036,11 +1037,26 @@ DpBoundsTimeField(FuncExpr *f, DpBoundsCxt *cxt, DpInterval *iv)
 				hi;
 	FuncExpr   *copy;
 
-	if (DpFixedField(name, &lo, &hi) && !DpContainsBoundedWalker(t, NULL))
+	if (DpFixedField(name, &lo, &hi))
 	{
-		/* any time: the column read through its key window (keys.c), so an infinite date gives NULL */
-		Node	   *g = cxt->rewrite ? DpGeneralise((Node *) f, cxt->rtis, cxt->where) : (Node *) f;
+		Node	   *g;
 
+		if (!DpContainsBoundedWalker(t, NULL))
+		{
+			/* any time: the column read through its key window (keys.c), so an infinite date gives NULL */
+			g = cxt->rewrite ? DpGeneralise((Node *) f, cxt->rtis, cxt->where) : (Node *) f;
+		}
+		else
+		{
+			/* date arithmetic inside: its dates are bounded (and finite) */
+			DpInterval	a;
+
+			copy = (FuncExpr *) copyObject(f);
+			linitial(copy->args) = field;
+			lsecond(copy->args) = DpBoundsWalk(t, cxt, &a);
+			DpCheckDateOperand(cxt, &a);
+			g = (Node *) copy;
+		}
 		DpSetInterval(iv, lo, hi, 1, strcmp(name, "second") != 0);
 		return g;
 	}
@@ -1238,8 +1254,34 @@ DpBoundsGeneralised(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 
 	DpSetInterval(iv, -INFINITY, INFINITY, 0, false);
 	/* integer casts of a field, and the field itself */
-	while (IsA(top, FuncExpr) && list_length(((FuncExpr *) top)->args) == 1)
+	while (IsA(top, FuncExpr) && list_length(((FuncExpr *) top)->args) == 1 &&
+		   DpBoundsOpOf(((FuncExpr *) top)->funcid) == DP_OP_CAST)
 		top = linitial(((FuncExpr *) top)->args);
+	if (IsA(top, FuncExpr))
+	{
+		FuncExpr   *f = (FuncExpr *) top;
+
+		switch (f->funcid)
+		{
+			case F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4:
+			case F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4:
+				/* buckets 0 .. count + 1 */
+				if (IsA(lfourth(f->args), Const) && !((Const *) lfourth(f->args))->constisnull)
+					DpSetInterval(iv, 0, (double) DatumGetInt32(((Const *) lfourth(f->args))->constvalue) + 1, 1, true);
+				break;
+			case F_LENGTH_TEXT:
+			case F_CHAR_LENGTH_TEXT:
+			case F_CHARACTER_LENGTH_TEXT:
+			case F_OCTET_LENGTH_TEXT:
+			case F_STRPOS:
+			case F_POSITION_TEXT_TEXT:
+				/* positions and lengths in a text of at most 1 GB */
+				DpSetInterval(iv, 0, MaxAllocSize, 1, true);
+				break;
+			default:
+				break;
+		}
+	}
 	if (IsA(top, FuncExpr) && DpBoundsOpOf(((FuncExpr *) top)->funcid) == DP_OP_TIME_FIELD &&
 		IsA(linitial(((FuncExpr *) top)->args), Const))
 	{
@@ -1504,58 +1546,74 @@ DpCompareCStrings(const void *a, const void *b)
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* The distinct values (text[], sorted, no NULL) of key with its part replaced by each of values. */
-static ArrayType *
-DpKeyOnValues(Node *key, Node *part, ArrayType *values)
+/*
+ * The text forms of expr with its subexpression part replaced by each of
+ * values[0..n-1] (text forms of part's type): out[i], NULL where expr is
+ * NULL.  Evaluated now, on public values only.
+ */
+void
+DpEvalOnValues(Node *expr, Node *part, Datum *values, int n, char **out)
 {
 	EState	   *estate = CreateExecutorState();
 	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
 	ExprContext *econtext = GetPerTupleExprContext(estate);
 	ParamListInfo params = makeParamList(1);
-	ExprState  *es = ExecInitExpr(expression_planner((Expr *) DpPartToParam(key, part)), NULL);
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int			m = 0;
+	ExprState  *es = ExecInitExpr(expression_planner((Expr *) DpPartToParam(expr, part)), NULL);
 	Oid			typinput,
 				typioparam,
 				typoutput;
 	bool		typvarlena;
-	char	  **out;
-	Datum	   *result;
 
 	MemoryContextSwitchTo(old);
-	deconstruct_array(values, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	getTypeInputInfo(exprType(part), &typinput, &typioparam);
-	getTypeOutputInfo(exprType(key), &typoutput, &typvarlena);
+	getTypeOutputInfo(exprType(expr), &typoutput, &typvarlena);
 	params->numParams = 1;
 	params->params[0].ptype = exprType(part);
 	params->params[0].pflags = PARAM_FLAG_CONST;
 	econtext->ecxt_param_list_info = params;
-	out = palloc(sizeof(char *) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 	{
 		bool		isnull;
 		Datum		v;
 
-		if (nulls[i])
-			continue;
-		params->params[0].value = OidInputFunctionCall(typinput, TextDatumGetCString(elems[i]), typioparam,
+		params->params[0].value = OidInputFunctionCall(typinput, TextDatumGetCString(values[i]), typioparam,
 													   exprTypmod(part));
 		params->params[0].isnull = false;
 		v = ExecEvalExprSwitchContext(es, econtext, &isnull);
-		if (!isnull)
-			out[m++] = OidOutputFunctionCall(typoutput, v);
+		out[i] = isnull ? NULL : OidOutputFunctionCall(typoutput, v);
 		ResetExprContext(econtext);
 	}
 	FreeExecutorState(estate);
-	qsort(out, m, sizeof(char *), DpCompareCStrings);
-	result = palloc(sizeof(Datum) * Max(m, 1));
+}
+
+/* The distinct values (text[], sorted, no NULL) of key with its part replaced by each of values. */
+static ArrayType *
+DpKeyOnValues(Node *key, Node *part, ArrayType *values)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			m = 0;
+	char	  **out;
+	Datum	   *result;
+
+	deconstruct_array(values, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			elems[m++] = elems[i];
+	out = palloc(sizeof(char *) * Max(m, 1));
+	DpEvalOnValues(key, part, elems, m, out);
 	n = 0;
 	for (int i = 0; i < m; i++)
-		if (n == 0 || strcmp(out[i], TextDatumGetCString(result[n - 1])) != 0)
-			result[n++] = CStringGetTextDatum(out[i]);
-	return construct_array(result, n, TEXTOID, -1, false, TYPALIGN_INT);
+		if (out[i] != NULL)
+			out[n++] = out[i];
+	qsort(out, n, sizeof(char *), DpCompareCStrings);
+	result = palloc(sizeof(Datum) * Max(n, 1));
+	m = 0;
+	for (int i = 0; i < n; i++)
+		if (m == 0 || strcmp(out[i], out[i - 1]) != 0)
+			result[m++] = CStringGetTextDatum(out[i]);
+	return construct_array(result, m, TEXTOID, -1, false, TYPALIGN_INT);
 }
 
 /* Strip the canonical form's wrapper (DpCanonicalKey). */

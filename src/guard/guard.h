@@ -279,6 +279,9 @@ extern void DpBoundsOf(Node *node, List *rtable, const char *where, DpInterval *
 /* True if fn is one of dp_pg.domain_read(...), the total reads of a column through its domain. */
 extern bool DpIsDomainRead(Oid fn);
 
+/* The text forms of expr with subexpression part replaced by each of the text values (NULL: NULL). */
+extern void DpEvalOnValues(Node *expr, Node *part, Datum *values, int n, char **out);
+
 /* A released key's canonical form: numeric without trailing zeros, floats without -0. */
 extern Node *DpCanonicalKey(Node *key);
 
@@ -288,6 +291,42 @@ extern ArrayType *DpExpressionPublicKeys(Node *key, Oid relid, int keyrti);
 /* A date or time column as a float8 (days or seconds) with its bounds, and back (min / max). */
 extern Expr *DpTimeAsNumber(Expr *x, List *rtable, double *lo, double *hi);
 extern Expr *DpNumberAsTime(Expr *d, Oid type);
+
+/* ------------------------------------------------------------------------
+ * derived.c — BI aggregates answered from other dp releases
+ * ------------------------------------------------------------------------
+ */
+
+/* True if aggfnoid is a STDDEV / VARIANCE aggregate (sets *sample, *root). */
+extern bool DpIsDispersion(Oid aggfnoid, bool *sample, bool *root);
+
+/* STDDEV / VARIANCE a of its argument over [lo, hi] as three noisy moments. */
+extern Node *DpTranslateDispersion(Aggref *a, double lo, double hi, Oid count_fn, Oid sum_fn, bool sample, bool root);
+
+/* count(DISTINCT col) of a column with public keys as the keys present in a histogram over them. */
+extern Node *DpTranslateDistinctKeys(Aggref *a, ArrayType *keys, Oid hist_fn, int64 rows, int32 groups);
+
+/* ------------------------------------------------------------------------
+ * narrow.c — filters narrow the listed keys of generalised GROUP BY keys
+ * ------------------------------------------------------------------------
+ */
+
+/* The keys (columns of relid at rti) whose listed values the conjuncts of where narrow, or NIL. */
+extern List *DpNarrowingOf(Node *where, int rti, Oid relid, Node **keys, int nkeys);
+
+/* Narrow the listed keys of q (after DpRewritePublicGroupsCore) by DpNarrowingOf's result. */
+extern void DpNarrowKeyList(Query *q, List *narrow, int rti);
+
+/* ------------------------------------------------------------------------
+ * views.c — a DBA's views over protected tables
+ * ------------------------------------------------------------------------
+ */
+
+/* Unwrap the trusted views over protected tables at every level of q (refuse the others); their OIDs. */
+extern List *DpUnwrapTrustedViews(Query *q);
+
+/* The roles whose rights an analyst can use (shape.c). */
+extern List *DpAnalystReachableRoles(void);
 
 /* ------------------------------------------------------------------------
  * regex.c — constant regular expressions on protected rows
@@ -387,6 +426,7 @@ typedef struct DpPlanCheck
 	bool		bounded;		/* its unit tables are bounded (or it has no dp aggregate) */
 	bool		dp_aggregates;	/* a dp aggregate anywhere */
 	bool		run_constants;	/* the guard made run-time constants (dp_pg.run_constant) */
+	List	   *views;			/* views the guard unwrapped (views.c): the plan depends on them */
 } DpPlanCheck;
 
 /* The number of protected relations a query tree reads (at any depth). */

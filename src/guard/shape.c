@@ -711,7 +711,7 @@ DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti)
  * can become one is not guarded by anything.  Waits for the ledger (ERROR
  * when it is not ready: fail closed).
  */
-static List *
+List *
 DpAnalystReachableRoles(void)
 {
 	DpBudgetRow *rows;

@@ -281,6 +281,12 @@ DpDomainBounds(DpTranslate *t, Var *v, const char *agg, double *lo, double *hi)
 
 	bool		sum_or_avg = strcmp(agg, "sum") == 0 || strcmp(agg, "avg") == 0;
 
+	if (!DpColumnDomain(t->prot->relid, v->varattno, lo, hi) &&
+		(strcmp(agg, "stddev") == 0 || strcmp(agg, "variance") == 0))
+		DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
+					  psprintf("A dp %s sums values clamped to known bounds.  The table's owner can add "
+							   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
+							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>).", agg, col, rel, rel, col));
 	if (!DpColumnDomain(t->prot->relid, v->varattno, lo, hi))
 		DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
 					  psprintf("A dp %s clamps every value to known bounds.  The table's owner can add "
@@ -461,9 +467,24 @@ DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 
 	arg = DpStrip(DpFlattenJoinAliasVars(t->q, copyObject(arg)));
 	v = IsA(arg, Var) ? (Var *) arg : NULL;
+	if (v != NULL && v->varno == t->prot_rti && v->varlevelsup == 0 && v->varattno > 0 &&
+		!(t->prot->has_unit && strcmp(get_attname(t->prot->relid, v->varattno, false), NameStr(t->prot->unit)) == 0))
+	{
+		/* a column with declared public keys: the keys present in a histogram over them (derived.c) */
+		ArrayType  *keys = DpPublicKeys(t->prot->relid, get_attname(t->prot->relid, v->varattno, false));
+
+		if (keys != NULL)
+		{
+			Oid			argtypes[3] = {ANYCOMPATIBLEOID, ANYCOMPATIBLEARRAYOID, DpMechanismType()};
+
+			return DpTranslateDistinctKeys(a, keys, DpExtAggregate(t, "dp_histogram", 3, argtypes, &dp_histogram_bins_kind),
+										   t->prot->has_unit ? t->prot->max_rows : 1,
+										   t->prot->has_unit ? t->prot->max_groups : 1);
+		}
+	}
 	if (!t->prot->has_unit || v == NULL || v->varno != t->prot_rti || v->varlevelsup != 0 ||
 		strcmp(get_attname(t->prot->relid, v->varattno, false), NameStr(t->prot->unit)) != 0)
-		DpGuardRefuse("count(DISTINCT ...) on a protected table counts only its privacy unit",
+		DpGuardRefuse("count(DISTINCT ...) on a protected table counts only its privacy unit or a column with public keys",
 					  t->prot->has_unit ?
 					  psprintf("Write count(DISTINCT %s): the number of persons, each counted once.", NameStr(t->prot->unit)) :
 					  "The table has no privacy unit (dp_pg.protect(table, privacy_unit => ...)).");
@@ -595,6 +616,21 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 	}
 	if (a->aggkind != AGGKIND_NORMAL || a->aggorder != NIL || a->aggdirectargs != NIL)
 		return NULL;
+	{
+		/* STDDEV / VARIANCE: three noisy moments over the domain (derived.c) */
+		bool		sample,
+					root;
+
+		if (DpIsDispersion(a->aggfnoid, &sample, &root) && a->aggdistinct == NIL)
+		{
+			Oid			cargs[2] = {ANYOID, DpMechanismType()};
+			Oid			sargs[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, DpMechanismType()};
+
+			DpArgumentBounds(t, a, root ? "stddev" : "variance", FLOAT8OID, &lo, &hi);
+			return DpTranslateDispersion(a, lo, hi, DpExtAggregate(t, "dp_count", 2, cargs, &dp_count_kind),
+										 DpExtAggregate(t, "dp_sum", 4, sargs, &dp_sum_float8_kind), sample, root);
+		}
+	}
 	switch (a->aggfnoid)
 	{
 		case F_MIN_INT2:
