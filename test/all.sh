@@ -169,8 +169,9 @@ record fuzz $P $F
 fi
 
 if [ "${DP_TEST_BI:-1}" = 1 ]; then
-echo "=== BI tools' SQL through their client drivers (test/bi/run.sh: JDBC, psqlODBC, psycopg2)"
-# one test per corpus statement, per positive control and per check of the leg
+echo "=== BI tools' SQL through their client drivers and generators (test/bi/run.sh: JDBC, psqlODBC, psycopg2; dbplyr, SQLAlchemy, pandas, pgcli, pgbouncer, knex, Malloy, Cube)"
+# one test per corpus statement, per generator leg's question, per positive
+# control and per check of the leg
 DP_BI_PORT=${DP_BI_PORT:-$((DP_PORT + 40))} bash "$DP_ROOT/test/bi/run.sh" 2>&1 | tee "$SCRATCH/bi.out"
 P=$(grep -c '^ok ' "$SCRATCH/bi.out")
 F=$(grep -c '^not ok ' "$SCRATCH/bi.out")
