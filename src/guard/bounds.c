@@ -548,15 +548,17 @@ DpDomainReadFunction(Oid type)
 bool
 DpIsDomainRead(Oid fn)
 {
-	static const Oid types[] = {INT2OID, INT4OID, INT8OID, FLOAT4OID, FLOAT8OID, NUMERICOID, DATEOID,
-	TIMESTAMPOID, TIMESTAMPTZOID};
+	char	   *name;
+	Oid			type;
 
 	if (fn < FirstNormalObjectId)
 		return false;
-	for (int i = 0; i < lengthof(types); i++)
-		if (fn == DpDomainReadFunction(types[i]))
-			return true;
-	return false;
+	name = get_func_name(fn);
+	if (name == NULL || strcmp(name, "domain_read") != 0)
+		return false;
+	/* dp_pg's own, for the type it returns */
+	type = get_func_rettype(fn);
+	return fn == DpDomainReadFunction(type);
 }
 
 /* A value of type type (text form s) as a double: the number, days of a date, microseconds of a time. */

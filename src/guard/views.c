@@ -6,9 +6,12 @@
  * (on 15 the subquery holds the view as two placeholder entries, *OLD* and
  * *NEW*, that carry its permission check; from 16 on the subquery's own
  * entry keeps the view's OID and permission info).  A view that reads a
- * protected table is *trusted* when no role an analyst can act as owns it,
- * nor any view it reads: then no analyst could have written or changed its
- * definition, and the guard unwraps it into a plain subquery, which is then
+ * protected table is *trusted* when a superuser owns it, or the owner of a
+ * protected table it reads (the DBA, who may read and write the data
+ * anyway), and no role an analyst can act as is that owner; every view it
+ * reads must be trusted too.  Then no analyst (nor a helper writing for
+ * one) could have written or changed its definition, and the guard
+ * unwraps it into a plain subquery, which is then
  * judged like any other (flattened into the dp query around it when it
  * filters, projects or joins public tables, a wrapped dp query when it holds
  * aggregates, refused otherwise).  Its expressions are checked as row
@@ -142,6 +145,30 @@ DpRelationOwner(Oid relid)
 	return owner;
 }
 
+/* Walker: true if the query reads a protected table that role owns (at any level). */
+static bool
+DpOwnsProtectedWalker(Node *node, Oid *role)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, DpOwnsProtectedWalker, role, QTW_EXAMINE_RTES_BEFORE);
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *r = (RangeTblEntry *) node;
+
+		return r->rtekind == RTE_RELATION && DpIsProtected(r->relid) && DpRelationOwner(r->relid) == *role;
+	}
+	return expression_tree_walker(node, DpOwnsProtectedWalker, role);
+}
+
+/* True if the view's query reads a protected table that role owns. */
+static bool
+DpOwnsProtectedRead(Node *query, Oid role)
+{
+	return DpOwnsProtectedWalker(query, &role);
+}
+
 /* One range-table entry of cxt->query: a view over a protected table is unwrapped if trusted, else refused. */
 static void
 DpViewEntry(RangeTblEntry *r, DpViewsWalk *cxt)
@@ -163,6 +190,10 @@ DpViewEntry(RangeTblEntry *r, DpViewsWalk *cxt)
 		DpGuardRefuse("a view an analyst owns cannot read a protected table",
 					  psprintf("View \"%s\" belongs to a role an analyst can act as, who could give it any definition; "
 							   "a DBA's views over protected tables are judged as the query they expand to.",
+							   get_rel_name(view)));
+	if (!superuser_arg(owner) && !DpOwnsProtectedRead((Node *) r->subquery, owner))
+		DpGuardRefuse("only a superuser or the owner of the protected table may define a view over it",
+					  psprintf("View \"%s\" belongs to a role that owns none of the protected tables it reads.",
 							   get_rel_name(view)));
 	DpCheckViewPermission(view, checkas, cols);
 	DpForgetView(cxt->query, r);
