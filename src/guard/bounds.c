@@ -651,7 +651,7 @@ DpBoundsDomain(Oid relid, AttrNumber attno, Oid type, double *lo, double *hi)
 }
 
 /* A constant of type type from a bound (integers and dates exact, times in microseconds). */
-static Const *
+Const *
 DpBoundConstOf(Oid type, double v)
 {
 	switch (type)
@@ -841,7 +841,8 @@ DpBinaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, Oid rettype, bool truncate, co
 			c[3] = a->hi * b->hi;
 			lo = Min(Min(c[0], c[1]), Min(c[2], c[3]));
 			hi = Max(Max(c[0], c[1]), Max(c[2], c[3]));
-			tiny = a->tiny * b->tiny * (1 - DP_BOUNDS_MARGIN);
+			/* an operand that is always 0 makes the product 0, never an underflow */
+			tiny = (isinf(a->tiny) || isinf(b->tiny)) ? INFINITY : a->tiny * b->tiny * (1 - DP_BOUNDS_MARGIN);
 			if (is_float && tiny < (rettype == FLOAT4OID ? DP_BOUNDS_TINY4 : DP_BOUNDS_TINY8))
 				DpBoundsRefuse(cxt, "a float product on a protected table could underflow",
 							   "Two operands can be so near to zero that their product rounds to 0, an error; "
@@ -859,7 +860,7 @@ DpBinaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, Oid rettype, bool truncate, co
 			c[3] = a->hi / b->hi;
 			lo = Min(Min(c[0], c[1]), Min(c[2], c[3]));
 			hi = Max(Max(c[0], c[1]), Max(c[2], c[3]));
-			tiny = a->tiny / Max(fabs(b->lo), fabs(b->hi)) * (1 - DP_BOUNDS_MARGIN);
+			tiny = isinf(a->tiny) ? INFINITY : a->tiny / Max(fabs(b->lo), fabs(b->hi)) * (1 - DP_BOUNDS_MARGIN);
 			if (is_float && tiny < (rettype == FLOAT4OID ? DP_BOUNDS_TINY4 : DP_BOUNDS_TINY8))
 				DpBoundsRefuse(cxt, "a float quotient on a protected table could underflow",
 							   "A small dividend over a large divisor can round to 0, an error; use numeric, "

@@ -276,6 +276,9 @@ extern Node *DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const c
 /* The interval of a numeric row expression over the entries of rtable (ERROR 42501 when it has none). */
 extern void DpBoundsOf(Node *node, List *rtable, const char *where, DpInterval *iv);
 
+/* A constant of type type from a bound (a number; a date's days, a time's microseconds since 2000). */
+extern Const *DpBoundConstOf(Oid type, double v);
+
 /* True if fn is one of dp_pg.domain_read(...), the total reads of a column through its domain. */
 extern bool DpIsDomainRead(Oid fn);
 

@@ -111,26 +111,6 @@ DpFloat8Const(double v)
 	return makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(v), false, FLOAT8PASSBYVAL);
 }
 
-/* A bound as a constant of type type (an integer bound is already integral). */
-static Const *
-DpBoundConst(double v, Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return makeConst(INT2OID, -1, InvalidOid, sizeof(int16), Int16GetDatum((int16) v), false, true);
-		case INT4OID:
-			return DpInt4Const((int32) v);
-		case INT8OID:
-			return DpInt8Const((int64) v);
-		case NUMERICOID:
-			return makeConst(NUMERICOID, -1, InvalidOid, -1,
-							 DirectFunctionCall1(float8_numeric, Float8GetDatum(v)), false, false);
-		default:
-			return DpFloat8Const(v);
-	}
-}
-
 /* A cast of expr by function fn to type rettype. */
 static Expr *
 DpCast(Oid fn, Oid rettype, Expr *expr)
@@ -714,7 +694,7 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 				argtypes[3] = DpMechanismType();
 				fn = DpExtAggregate(t, "dp_sum", 4, argtypes, kind);
 				d = DpLike(a, fn, rettype,
-						   list_make4(x, DpBoundConst(lo, argtype), DpBoundConst(hi, argtype), DpDefaultMechanism()),
+						   list_make4(x, DpBoundConstOf(argtype, lo), DpBoundConstOf(argtype, hi), DpDefaultMechanism()),
 						   false);
 				/* the plain aggregate's result type */
 				if (a->aggfnoid == F_SUM_INT8)
