@@ -360,9 +360,9 @@ SELECT dp_test.bi_charges() AS charges_before \gset
 SELECT sum(score) FROM bi.visits;
 SELECT avg(score) FROM bi.visits;
 SELECT sum(person_id * 2) FROM bi.visits;
-SELECT count(DISTINCT region) FROM bi.visits;
+SELECT count(DISTINCT age) FROM bi.visits;
 SELECT count(DISTINCT person_id) FROM bi.visits;
-SELECT count(DISTINCT region) FROM bi.people;
+SELECT count(DISTINCT age) FROM bi.people;
 SELECT sum(DISTINCT age) FROM bi.visits;
 SELECT min(region), max(region) FROM bi.visits;
 SELECT string_agg(region, ',') FROM bi.visits;

@@ -290,7 +290,7 @@ FROM ex.revenue v JOIN dp_test.ex_region_truth t ON t.region = v.region ORDER BY
 SELECT label, count(*) FROM ex.labelled GROUP BY label ORDER BY 1;
 SELECT count(*) FILTER (WHERE amount > 100) = count(*) AS all_big FROM ex.recent_big;
 SELECT count(*) AS n FROM ex.checked;
-SELECT count(*) <= 1500 AS bounded FROM ex.units_v;
+SELECT count(*) BETWEEN 1400 AND 1600 AS bounded FROM ex.units_v;
 PREPARE ex_view AS SELECT count(*) AS n FROM ex.recent;
 EXECUTE ex_view;
 SELECT dp_test.ex_charges() - :charges_before AS charges;
@@ -313,10 +313,11 @@ SELECT dp_test.ex_charges() - :charges_before AS charges;
 -- subnormals, huge scales, far dates) are read through the domain; nothing
 -- fails, each query is charged once
 SELECT dp_test.ex_charges() AS charges_before \gset
-SELECT sum(discount * qty) >= 0 AS a, sum(price * price) >= 0 AS b, sum(discount / qty) >= 0 AS c,
-       avg(price / 3.0) >= 0 AS d, sum(amount * discount * 1.5) >= 0 AS e, count(*) FILTER (WHERE price * 2 > 1999) >= 0 AS f,
-       sum(CAST(discount AS int)) >= 0 AS g, sum(discount::numeric(6, 2)) >= 0 AS h, stddev(price) >= 0 AS i,
-       min(day) <= max(day) AS j, sum(day - date '2024-01-01') >= 0 AS k
+SELECT sum(discount * qty) IS NOT NULL AS a, sum(price * price) IS NOT NULL AS b, sum(discount / qty) IS NOT NULL AS c,
+       avg(price / 3.0) IS NOT NULL AS d, sum(amount * discount * 1.5) IS NOT NULL AS e,
+       count(*) FILTER (WHERE price * 2 > 1999) IS NOT NULL AS f, sum(CAST(discount AS int)) IS NOT NULL AS g,
+       sum(discount::numeric(6, 2)) IS NOT NULL AS h, stddev(price) >= 0 AS i,
+       min(day) BETWEEN date '2024-01-01' AND date '2024-06-30' AS j, sum(day - date '2024-01-01') IS NOT NULL AS k
 FROM ex.hostile;
 SELECT price * -1.0 AS key, count(*) >= 0 AS ok FROM ex.hostile GROUP BY 1 HAVING false;
 SELECT discount + 0.000 AS key, count(*) >= 0 AS ok FROM ex.hostile GROUP BY 1 HAVING false;

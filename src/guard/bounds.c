@@ -1589,8 +1589,8 @@ DpEvalOnValues(Node *expr, Node *part, Datum *values, int n, char **out)
 	FreeExecutorState(estate);
 }
 
-/* The distinct values (text[], sorted, no NULL) of key with its part replaced by each of values. */
-static ArrayType *
+/* The distinct values (text[], sorted, no NULL) of key with its part replaced by each of values (text[]). */
+ArrayType *
 DpKeyOnValues(Node *key, Node *part, ArrayType *values)
 {
 	Datum	   *elems;

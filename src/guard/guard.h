@@ -285,6 +285,9 @@ extern bool DpIsDomainRead(Oid fn);
 /* The text forms of expr with subexpression part replaced by each of the text values (NULL: NULL). */
 extern void DpEvalOnValues(Node *expr, Node *part, Datum *values, int n, char **out);
 
+/* The distinct text forms of key with subexpression part replaced by each of values (text[]), sorted. */
+extern ArrayType *DpKeyOnValues(Node *key, Node *part, ArrayType *values);
+
 /* A released key's canonical form: numeric without trailing zeros, floats without -0. */
 extern Node *DpCanonicalKey(Node *key);
 
