@@ -47,17 +47,28 @@ OBJS = \
 	src/guard/narrow.o \
 	src/guard/derived.o \
 	src/guard/reads.o \
+	src/synth/measure.o \
+	src/synth/model.o \
+	src/synth/columns.o \
+	src/synth/synthesize.o \
 	src/hooks.o
 
 DATA = $(wildcard sql/dp_pg--*.sql)
 
-# pg_regress inputs live in sql/, outputs in expected/ (run against a server
-# that preloads dp_pg: test/all.sh starts one).
-REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard units units_guard unit_cells bi exprs cache citus versions
+# pg_regress inputs live in sql/, outputs in expected/.  REGRESS runs on a
+# release build: `make installcheck` against a running server that preloads
+# dp_pg (with CREATE EXTENSION dp_pg done in its dp_pg.ledger_database),
+# leaving nothing behind (each test drops what it made, the ledger rows of
+# its roles included; the last one drops the regression database).
+# REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
+# (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
+# database that is the ledger database: test/all.sh runs them.
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs cache versions synthesize cleanup
+REGRESS_TEST_BUILD = units units_guard unit_cells citus
 REGRESS_OPTS = --load-extension=dp_pg
 
-ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
-ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
+TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
+TEST_ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
 # libpq: a hot standby's ledger worker forwards charges to the primary (src/standby.c)
 SHLIB_LINK_INTERNAL = $(libpq)
@@ -70,7 +81,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on every header (the tree is small; no stale objects)
-$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h $(srcdir)/src/synth/*.h)
 
 # `make -s print-REGRESS` etc.: let test/all.sh read the test lists from here.
 print-%:

@@ -381,8 +381,19 @@ SELECT dp_pg.variance_from_moments(10, 0, 40, 5, false, false) AS pop,
 SELECT dp_test.ex_try($q$SELECT dp_pg.present_keys('[1, 2]', 'laplace(epsilon=1)', 1, 1)$q$) AS not_histogram,
        dp_test.ex_try($q$SELECT dp_pg.variance_from_moments(1, 0, 0, -1, false, false)$q$) AS bad_width;
 
-DROP VIEW ex_ana.mine;
-DROP VIEW ex_ana.others;
-DROP SCHEMA ex_ana;
-REVOKE dp_ex_other FROM dp_ex_analyst;
-DROP ROLE dp_ex_other;
+-- clean up
+DEALLOCATE ALL;
+SELECT dp_pg.drop_budget('dp_ex_analyst');
+SELECT dp_pg.unprotect('ex.sales');
+SELECT dp_pg.unprotect('ex.sales_u');
+SELECT dp_pg.unprotect('ex.hostile');
+DROP SCHEMA ex_ana CASCADE;
+DROP SCHEMA ex CASCADE;
+DROP TABLE dp_test.ex_truth, dp_test.ex_region_truth;
+DROP FUNCTION dp_test.ex_charges(), dp_test.ex_sites(), dp_test.ex_close(numeric, numeric, numeric), dp_test.ex_try(text);
+-- the roles of this file, their budgets and ledger rows
+\set forget 'dp_ex_analyst dp_ex_owner dp_ex_other'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

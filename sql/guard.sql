@@ -179,7 +179,7 @@ CREATE FUNCTION dp_test.g_set_mark() RETURNS void LANGUAGE sql AS $$
 	DELETE FROM dp_test.g_mark;
 	INSERT INTO dp_test.g_mark
 	SELECT count(*), coalesce(sum(epsilon), 0), coalesce(sum(delta), 0)
-	FROM dp_pg.ledger_entries WHERE role = 'dp_g_analyst'::regrole AND kind = 'charge';
+	FROM dp_pg.ledger WHERE role = 'dp_g_analyst'::regrole AND kind = 'charge';
 $$;
 -- charges, epsilon and delta since the mark, and whether they are the expected ones
 CREATE FUNCTION dp_test.g_since_mark(exp_charges bigint, exp_eps numeric, exp_delta numeric,
@@ -190,12 +190,12 @@ LANGUAGE sql AS $$
 	       AND round(c.delta - m.delta, 15) = exp_delta
 	FROM dp_test.g_mark m,
 	     (SELECT count(*) AS n, coalesce(sum(epsilon), 0)::numeric AS eps, coalesce(sum(delta), 0)::numeric AS delta
-	      FROM dp_pg.ledger_entries WHERE role = 'dp_g_analyst'::regrole AND kind = 'charge') c;
+	      FROM dp_pg.ledger WHERE role = 'dp_g_analyst'::regrole AND kind = 'charge') c;
 $$;
 -- the analyst's number of charges, readable by the analyst (for g_err)
 CREATE FUNCTION dp_test.g_charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER
 	SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'dp_g_analyst'::regrole AND kind = 'charge'
+	SELECT count(*) FROM dp_pg.ledger WHERE role = 'dp_g_analyst'::regrole AND kind = 'charge'
 $$;
 -- every statement of the bypass corpus and its outcome
 CREATE TABLE dp_test.g_corpus (n serial, result text, statement text);
@@ -1288,3 +1288,10 @@ SELECT reltuples IS NULL AS reltuples_hidden, pg_relation_size('clinic.staff') I
 FROM pg_class WHERE oid = 'clinic.staff'::regclass;
 RESET SESSION AUTHORIZATION;
 SELECT * FROM dp_test.g_since_mark(1, 0.5, 0);
+
+-- the roles of this file, their budgets and ledger rows
+\set forget 'dp_g_owner dp_g_analyst dp_g_trusted'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

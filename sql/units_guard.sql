@@ -34,7 +34,7 @@ SELECT dp_pg.set_public_keys('ug.visits', 'ward', ARRAY[0, 1, 2, 3]);
 -- the analyst's number of charges, readable by the analyst
 CREATE FUNCTION ug.charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER
 	SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'ug_analyst'::regrole AND kind = 'charge'
+	SELECT count(*) FROM dp_pg.ledger WHERE role = 'ug_analyst'::regrole AND kind = 'charge'
 $$;
 -- run a statement: "SQLSTATE" or "ok", and " [CHARGED]" if the ledger grew
 CREATE FUNCTION ug.try(q text) RETURNS text LANGUAGE plpgsql AS $$
@@ -111,7 +111,7 @@ RESET SESSION AUTHORIZATION;
 -- GROUP BY the mechanism split over g = 2 of the 4 public wards
 SELECT e.epsilon, s->>'mechanism' AS mechanism, (s->>'l1')::int AS l1,
        coalesce((s->>'unit_groups')::int, 1) AS unit_groups
-FROM dp_pg.ledger_entries e, jsonb_array_elements(e.detail->'sites') s
+FROM dp_pg.ledger e, jsonb_array_elements(e.detail->'sites') s
 WHERE e.role = 'ug_analyst'::regrole AND e.kind = 'charge'
 ORDER BY e.id, s->>'mechanism';
 

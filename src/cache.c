@@ -52,7 +52,8 @@
  *
  * The error bars of the session's last dp query (dp_pg.last_releases): one
  * row per call site with its noise's standard deviation and 95% half-width,
- * also for answers served from the cache (the entry keeps them).
+ * also for answers served from the cache (the entry keeps them); only to the
+ * session user and current user that asked it, until DISCARD ALL.
  */
 #include "postgres.h"
 
@@ -109,6 +110,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "budget.h"
 #include "cache.h"
 #include "callsite.h"
 #include "guard/guard.h"
@@ -169,11 +171,19 @@ static DpCacheQuery *cache_queries = NULL;
 
 static void DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, int natts, bool cached, TimestampTz at);
 
-/* The session's last release (TopMemoryContext). */
+/*
+ * The session's last release (TopMemoryContext), and who asked it: shown
+ * only to the same session user and current user, so that a connection
+ * shared through a pooler by roles that switch with SET ROLE (PostgREST and
+ * the like) never shows one role's releases to another; DISCARD ALL (a
+ * pooler's reset between clients) forgets it.
+ */
 static DpSiteBar *last_bars = NULL;
 static int	last_nbars = 0;
 static bool last_cached = false;
 static TimestampTz last_at = 0;
+static Oid	last_session_user = InvalidOid;
+static Oid	last_user = InvalidOid;
 
 /* Tables whose change this transaction has noted (reset at its end and at a subtransaction abort). */
 static Oid	noted[32];
@@ -374,8 +384,8 @@ DpTriggerXmin(Oid trigoid)
 	return DpCatalogRowXmin(TriggerRelationId, TriggerOidIndexId, Anum_pg_trigger_oid, trigoid);
 }
 
-/* True if rel has a row-level security policy other than protect()'s own two. */
-static bool
+/* True if rel has a row-level security policy other than protect()'s own two (see cache.h). */
+bool
 DpHasOtherPolicies(Relation rel)
 {
 	ListCell   *lc;
@@ -1019,6 +1029,8 @@ DpSetLastRelease(const DpSiteBar *bars, int n, bool cached)
 	last_nbars = n;
 	last_cached = cached;
 	last_at = GetCurrentTimestamp();
+	last_session_user = GetSessionUserId();
+	last_user = GetUserId();
 }
 
 /* Load the entry of q's key into q (true on a valid entry matching the query's result type). */
@@ -1444,11 +1456,17 @@ DpCacheCaptureEnd(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
  * SQL: the DBA's view, clearing, the session's error bars
  * ------------------------------------------------------------------------ */
 
-/* Call fn on every entry file (path, parsed entry, file size, mtime). */
+/*
+ * Call fn on every entry file (path, parsed entry, file size, mtime); with
+ * remove_empty, then remove each budget set's directory that is left empty.
+ * (A backend keeping an answer in a set between that rmdir and its file
+ * loses the entry, which is logged; its next run is charged again: the safe
+ * direction.)
+ */
 typedef void (*DpEntryVisitor) (const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *arg);
 
 static void
-DpVisitEntries(DpEntryVisitor fn, void *arg)
+DpVisitEntries(DpEntryVisitor fn, void *arg, bool remove_empty)
 {
 	DIR		   *top;
 	struct dirent *set;
@@ -1489,6 +1507,8 @@ DpVisitEntries(DpEntryVisitor fn, void *arg)
 			pfree(buf);
 		}
 		FreeDir(dir);
+		if (remove_empty)
+			(void) rmdir(dirpath);	/* fails, harmlessly, unless empty */
 	}
 	FreeDir(top);
 }
@@ -1497,6 +1517,9 @@ typedef struct DpRowsArg
 {
 	Tuplestorestate *store;
 	TupleDesc	desc;
+	bool		all;			/* every entry, or those of mine only */
+	Oid			mine[DP_MAX_CHARGE_ROLES];
+	int			nmine;
 } DpRowsArg;
 
 static void
@@ -1510,6 +1533,19 @@ DpEntryRow(const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *ar
 				delta = 0,
 				rho = 0;
 
+	/* a restricted reader sees only the answers kept for its own budgets */
+	for (int i = 0; i < e->nroles && !a->all; i++)
+	{
+		bool		own = false;
+
+		for (int j = 0; j < a->nmine && !own; j++)
+			own = e->roles[i] == a->mine[j];
+		if (!own)
+		{
+			pfree(roles);
+			return;
+		}
+	}
 	for (int i = 0; i < e->nroles; i++)
 		roles[i] = ObjectIdGetDatum(e->roles[i]);
 	for (int i = 0; i < e->nsites; i++)
@@ -1532,9 +1568,11 @@ DpEntryRow(const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *ar
 }
 
 /*
- * dp_pg.answer_cache_rows(): every kept answer (superuser: the functions are
- * revoked from PUBLIC) — its budgets, database, when it was released and
- * last served, its rows and bytes, what it cost, its query text.
+ * dp_pg.answer_cache_rows(): every kept answer — its budgets, database, when
+ * it was released and last served, its rows and bytes, what it cost, its
+ * query text.  EXECUTE is revoked from PUBLIC and granted to
+ * pg_read_all_stats; a member that is an analyst sees the answers of its own
+ * budgets only (DpViewerSeesAll).
  */
 Datum
 dp_answer_cache_rows(PG_FUNCTION_ARGS)
@@ -1542,10 +1580,11 @@ dp_answer_cache_rows(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	DpRowsArg	a;
 
+	a.all = DpViewerSeesAll(a.mine, &a.nmine);
 	InitMaterializedSRF(fcinfo, 0);
 	a.store = rsinfo->setResult;
 	a.desc = rsinfo->setDesc;
-	DpVisitEntries(DpEntryRow, &a);
+	DpVisitEntries(DpEntryRow, &a, false);
 	return (Datum) 0;
 }
 
@@ -1575,7 +1614,7 @@ dp_clear_answer_cache(PG_FUNCTION_ARGS)
 
 	a.role = PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0);
 	a.removed = 0;
-	DpVisitEntries(DpEntryClear, &a);
+	DpVisitEntries(DpEntryClear, &a, true);
 	PG_RETURN_INT64(a.removed);
 }
 
@@ -1589,7 +1628,8 @@ dp_last_releases(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
-	DpPutBars(rsinfo, last_bars, last_nbars, 10, last_cached, last_at);
+	if (last_session_user == GetSessionUserId() && last_user == GetUserId())
+		DpPutBars(rsinfo, last_bars, last_nbars, 10, last_cached, last_at);
 	return (Datum) 0;
 }
 
@@ -1643,6 +1683,8 @@ dp_error_bars(PG_FUNCTION_ARGS)
 void
 DpCacheUtility(Node *stmt)
 {
+	if (stmt != NULL && IsA(stmt, DiscardStmt) && ((DiscardStmt *) stmt)->target == DISCARD_ALL)
+		last_nbars = 0;
 	if (stmt != NULL &&
 		(IsA(stmt, CreateSubscriptionStmt) || IsA(stmt, AlterSubscriptionStmt) || IsA(stmt, DropSubscriptionStmt)) &&
 		IsTransactionState() && OidIsValid(DpDataChangesRelid()))

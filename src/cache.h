@@ -27,11 +27,17 @@ typedef struct DpSiteBar
 /* The error bars of a query's distinct call sites (palloc'd in the current context). */
 extern DpSiteBar *DpCacheSiteBars(List *sites, int *n);
 
-/* A utility statement is about to run: subscriptions' changes count as data changes. */
+/*
+ * A utility statement is about to run: subscriptions' changes count as data
+ * changes; DISCARD ALL forgets the session's last release.
+ */
 extern void DpCacheUtility(Node *stmt);
 
 /* Define dp_pg.answer_cache and dp_pg.answer_cache_size; transaction callbacks. */
 extern void DpCacheInit(void);
+
+/* True if rel has a row-level security policy other than dp_pg.protect()'s own two. */
+extern bool DpHasOtherPolicies(Relation rel);
 
 /*
  * At ExecutorStart, after the call sites are planned and before the charge:

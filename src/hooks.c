@@ -22,7 +22,7 @@
  *   ProcessUtility_hook     guard/guard.c: objects analysts may not create,
  *                           COPY of masked catalogs; budget.c: DROP ROLE of
  *                           a role with a budget; cache.c: subscriptions'
- *                           changes
+ *                           changes, DISCARD ALL
  *   object_access_hook      guard/trust.c and guard/stats.c, on the
  *                           function-execute event
  *   needs_fmgr_hook,        guard/trust.c: untrusted functions called

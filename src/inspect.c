@@ -10,7 +10,7 @@
  *   an integer sensitivity, as dp_count; a power-of-two lattice otherwise),
  *   and that noise's own exact profile;
  *   noise forms (laplace(scale=..), gaussian(sigma=..), osgt(sigma=.., m=..)):
- *   the continuous family with exactly those parameters (shared/reference).
+ *   the continuous family with exactly those parameters (test/reference).
  */
 #include "postgres.h"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/all.sh — run every dp_pg test suite; exit non-zero if any test fails.
 #
-#   plain-C unit tests (numeric core vs ../shared/reference)   test/unit
+#   plain-C unit tests (numeric core vs test/reference)        test/unit
 #   statistical tests of the samplers (with positive controls) test/stat
 #   pg_regress (SQL behaviour and every error path)            sql/, expected/
 #   isolation specs (concurrent sessions)                      test/isolation
@@ -98,10 +98,6 @@ fi
 echo "=== pg_regress (sql/, expected/)"
 mkdir -p "$SCRATCH/pg"
 [ "$(id -u)" = 0 ] && chown postgres:postgres "$SCRATCH/pg"
-# the server reads the reference files (COPY): give it a copy it can read
-cp -r "$DP_ROOT/../shared/reference" "$SCRATCH/reference"
-chmod -R a+rX "$SCRATCH/reference"
-export DP_PG_REFERENCE="$SCRATCH/reference"
 # the regression database is the ledger database, prepared before pg_regress
 if DP_LEDGER_DB=dp_regress dp_cluster_start "$SCRATCH/pg" "$DP_PORT" &&
 	dp_ledger_db "$SCRATCH/pg" "$DP_PORT" dp_regress; then
@@ -109,7 +105,7 @@ if DP_LEDGER_DB=dp_regress dp_cluster_start "$SCRATCH/pg" "$DP_PORT" &&
 		--inputdir="$DP_ROOT" --outputdir="$SCRATCH/regress" \
 		--bindir="$DP_PGBIN" --host="$SCRATCH/pg" --port="$DP_PORT" --user=postgres \
 		--use-existing --dbname=dp_regress \
-		$(make -s -C "$DP_ROOT" print-REGRESS) 2>&1 | tee "$SCRATCH/regress.out"
+		$(make -s -C "$DP_ROOT" print-REGRESS print-REGRESS_TEST_BUILD) 2>&1 | tee "$SCRATCH/regress.out"
 	regress_counts "$SCRATCH/regress.out"; record regress $P $F
 	[ -f "$SCRATCH/regress/regression.diffs" ] && cat "$SCRATCH/regress/regression.diffs"
 
@@ -118,7 +114,7 @@ if DP_LEDGER_DB=dp_regress dp_cluster_start "$SCRATCH/pg" "$DP_PORT" &&
 		--inputdir="$DP_ROOT/test/isolation" --outputdir="$SCRATCH/isolation" \
 		--bindir="$DP_PGBIN" --host="$SCRATCH/pg" --port="$DP_PORT" --user=postgres \
 		--use-existing --dbname=dp_regress \
-		$(make -s -C "$DP_ROOT" print-ISOLATION) 2>&1 | tee "$SCRATCH/isolation.out"
+		$(make -s -C "$DP_ROOT" print-TEST_ISOLATION) 2>&1 | tee "$SCRATCH/isolation.out"
 	regress_counts "$SCRATCH/isolation.out"; record isolation $P $F
 	[ -f "$SCRATCH/isolation/regression.diffs" ] && cat "$SCRATCH/isolation/regression.diffs"
 	dp_cluster_stop "$SCRATCH/pg"
@@ -129,6 +125,8 @@ fi
 
 if [ "${DP_TEST_TAP:-1}" = 1 ]; then
 echo "=== TAP (test/t)"
+# t/090_monitoring.pl runs Prometheus' exporter, t/095_pgbouncer.pl pgbouncer
+dp_install_tools pgbouncer prometheus-postgres-exporter
 mkdir -p "$SCRATCH/tap"
 cp -r "$DP_ROOT/test/t" "$SCRATCH/tap/t"
 [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$SCRATCH/tap"
@@ -177,6 +175,19 @@ P=$(grep -c '^ok ' "$SCRATCH/bi.out")
 F=$(grep -c '^not ok ' "$SCRATCH/bi.out")
 grep -q '^bi: [0-9]* passed, [0-9]* failed$' "$SCRATCH/bi.out" || F=$((F + 1))
 record bi $P $F
+fi
+
+# The package leg (test/package.sh): META.json, the Debian package built,
+# installed into the system's PostgreSQL $DP_PGVER, and make installcheck
+# against it.  DP_TEST_PACKAGE=0 skips it; the nested runs do.
+if [ "${DP_TEST_PACKAGE:-1}" = 1 ] && [ "${DP_TEST_NEWPG:-1}" = 1 ]; then
+	echo "=== package (test/package.sh)"
+	DP_PGBIN=/usr/lib/postgresql/$DP_PGVER/bin DP_PACKAGE_PORT=$((DP_PORT + 60)) \
+		bash "$DP_ROOT/test/package.sh" 2>&1 | tee "$SCRATCH/package.out"
+	P=$(grep -c '^ok ' "$SCRATCH/package.out")
+	F=$(grep -c '^not ok ' "$SCRATCH/package.out")
+	grep -q '^package: [0-9]* passed, [0-9]* failed$' "$SCRATCH/package.out" || F=$((F + 1))
+	record package $P $F
 fi
 
 # The same suites on the newest PostgreSQL that Debian's unstable suite

@@ -86,34 +86,43 @@ int
 dp_quantile_draw(const uint64_t *counts, int ncells, uint64_t r, DpRational gamma, DpRng *rng, uint64_t *d)
 {
 	uint64_t	cum = 0;
-	uint64_t	dmin = UINT64_MAX;
-	int			chosen = -1;
 
 	for (int j = 0; j <= ncells; j++)
 	{
 		d[j] = cum > r ? cum - r : r - cum;
-		if (d[j] < dmin)
-			dmin = d[j];
 		if (j < ncells)
 			cum += counts[j];
 	}
+	return dp_exponential_draw(d, ncells + 1, gamma, rng);
+}
+
+/* See quantile.h. */
+int
+dp_exponential_draw(const uint64_t *d, int n, DpRational gamma, DpRng *rng)
+{
+	uint64_t	dmin = UINT64_MAX;
+	int			chosen = -1;
+
+	for (int j = 0; j < n; j++)
+		if (d[j] < dmin)
+			dmin = d[j];
+
 	/*
-	 * Always 70 (N + 1) proposals: none accepted has probability below
-	 * (1 - 1/(N+1))^(70 (N+1)) < e^-70; only then go on, up to 2^40
-	 * proposals in all, which fail together with probability below
-	 * e^-(2^40 / (N+1)) -- far below any double, so the release is pure
-	 * epsilon-DP (a failure whose chance depends on the data would add it
-	 * as a delta).
+	 * Always 70 n proposals: none accepted has probability below
+	 * (1 - 1/n)^(70 n) < e^-70; only then go on, up to 2^40 proposals in
+	 * all, which fail together with probability below e^-(2^40 / n) -- far
+	 * below any double, so the release stays pure epsilon-DP (a failure
+	 * whose chance depends on the data would add it as a delta).
 	 */
-	for (long i = 0; i < 70L * (ncells + 1) || (chosen < 0 && i < (1L << 40)); i++)
+	for (long i = 0; i < 70L * n || (chosen < 0 && i < (1L << 40)); i++)
 	{
-		int			j = (int) dp_rng_uniform(rng, (uint64_t) ncells + 1);
+		int			j = (int) dp_rng_uniform(rng, (uint64_t) n);
 
 		if (QuantileAccept(rng, gamma, d[j] - dmin) && chosen < 0)
 			chosen = j;
 	}
 	if (chosen < 0)
-		dp_core_fail(DP_ERR_ITERATIONS, "quantile sampler reached its bound");
+		dp_core_fail(DP_ERR_ITERATIONS, "exponential-mechanism sampler reached its bound");
 	return chosen;
 }
 

@@ -52,6 +52,14 @@ extern bool dp_quantile_gamma(double epsilon, uint64_t w, DpRational *gamma);
 extern int	dp_quantile_draw(const uint64_t *counts, int ncells, uint64_t r, DpRational gamma, DpRng *rng,
 							 uint64_t *work);
 
+/*
+ * The exponential mechanism itself: draw J in [0, n) with P(J = j)
+ * proportional to exp(-gamma d_j), exactly, as described above (uniform
+ * proposals accepted with probability exp(-gamma (d_j - min d)), always
+ * 70 n of them).  dp_quantile_draw is this with d_j = |cum_j - r|.
+ */
+extern int	dp_exponential_draw(const uint64_t *d, int n, DpRational gamma, DpRng *rng);
+
 /* The boundary b_j of [lower, upper] cut into ncells cells. */
 extern double dp_quantile_boundary(double lower, double upper, int ncells, int j);
 
