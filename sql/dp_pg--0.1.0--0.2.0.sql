@@ -34,7 +34,7 @@ COMMENT ON VIEW dp_pg.answer_cache IS
 -- arithmetic on a protected table is read through its value domain, totally
 -- (NaN is NULL, values outside and infinities are clamped, a float or numeric
 -- nearer to zero than 2^-60 of the larger bound is 0, a numeric gets a
--- canonical scale).  The guard writes these calls itself.
+-- bounded scale).  The guard writes these calls itself.
 CREATE FUNCTION dp_pg.domain_read(int2, int2, int2) RETURNS int2
 	AS 'MODULE_PATHNAME', 'dp_domain_read_int2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_pg.domain_read(int4, int4, int4) RETURNS int4
@@ -47,6 +47,9 @@ CREATE FUNCTION dp_pg.domain_read(float8, float8, float8) RETURNS float8
 	AS 'MODULE_PATHNAME', 'dp_domain_read_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_pg.domain_read(numeric, numeric, numeric) RETURNS numeric
 	AS 'MODULE_PATHNAME', 'dp_domain_read_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- the same in canonical form (trailing zeros trimmed), for GROUP BY keys
+CREATE FUNCTION dp_pg.domain_key_read(numeric, numeric, numeric) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_domain_key_read_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_pg.domain_read(date, date, date) RETURNS date
 	AS 'MODULE_PATHNAME', 'dp_domain_read_date' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_pg.domain_read(timestamp, timestamp, timestamp) RETURNS timestamp

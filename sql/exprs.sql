@@ -370,6 +370,7 @@ RESET ROLE;
 SELECT dp_pg.domain_read('NaN'::float8, 0, 10) IS NULL AS nan, dp_pg.domain_read('Infinity'::float8, 0, 10) AS inf,
        dp_pg.domain_read(1e-300::float8, 0, 10) AS tiny, dp_pg.domain_read(-0.0::float8, -1, 1)::text AS neg_zero,
        dp_pg.domain_read(1e400, 0, 100) AS big, dp_pg.domain_read(12.50000, 0, 100) AS scale,
+       dp_pg.domain_key_read(12.50000, 0, 100) AS canonical, dp_pg.domain_read(1.23456789012345678901, 0, 100) AS rounded,
        dp_pg.domain_read(1e-20, 0, 100) AS small, dp_pg.domain_read('NaN'::numeric, 0, 100) IS NULL AS num_nan,
        dp_pg.domain_read(date 'infinity', date '2024-01-01', date '2024-12-31') AS date_inf,
        dp_pg.domain_read(500, 0, 120) AS int_clamped, dp_pg.domain_read(NULL::int, 0, 120) IS NULL AS null;

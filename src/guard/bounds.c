@@ -18,8 +18,9 @@
  * hi), which is total and puts the value inside the domain: NaN becomes
  * NULL, +-Infinity and values outside are clamped to the domain, a float or
  * numeric nearer to zero than 2^-60 of the domain's larger bound becomes 0,
- * a numeric gets a canonical scale (rounded to the digits that bound allows,
- * trailing zeros trimmed).  A declared domain is a promise nobody checks;
+ * a numeric gets a bounded scale (rounded to the digits that bound allows;
+ * in a GROUP BY key, dp_pg.domain_key_read also trims trailing zeros: a
+ * canonical operand).  A declared domain is a promise nobody checks;
  * the read makes it true.  Then the interval of every subexpression is
  * computed from its operands' (interval arithmetic, in doubles rounded
  * outwards by 1e-12 of each bound), and a step is accepted only if it cannot
@@ -84,6 +85,7 @@ PG_FUNCTION_INFO_V1(dp_domain_read_int8);
 PG_FUNCTION_INFO_V1(dp_domain_read_float4);
 PG_FUNCTION_INFO_V1(dp_domain_read_float8);
 PG_FUNCTION_INFO_V1(dp_domain_read_numeric);
+PG_FUNCTION_INFO_V1(dp_domain_key_read_numeric);
 PG_FUNCTION_INFO_V1(dp_domain_read_date);
 PG_FUNCTION_INFO_V1(dp_domain_read_timestamp);
 
@@ -202,6 +204,7 @@ typedef struct DpBoundsCxt
 	List	   *rtable;
 	const char *where;
 	bool		rewrite;		/* rewrite (shape.c), or only compute the interval (translate.c) */
+	bool		key;			/* a GROUP BY key: numeric columns read in canonical form */
 } DpBoundsCxt;
 
 static Node *DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv);
@@ -535,13 +538,14 @@ DpConstInterval(DpBoundsCxt *cxt, Const *c, DpInterval *iv)
  * ------------------------------------------------------------------------
  */
 
-/* dp_pg.domain_read(type, type, type), or InvalidOid. */
+/* dp_pg.domain_read(type, type, type) (or domain_key_read: canonical numerics), or InvalidOid. */
 static Oid
-DpDomainReadFunction(Oid type)
+DpDomainReadFunction(Oid type, bool key)
 {
 	Oid			argtypes[3] = {type, type, type};
 
-	return LookupFuncName(list_make2(makeString("dp_pg"), makeString("domain_read")), 3, argtypes, true);
+	return LookupFuncName(list_make2(makeString("dp_pg"), makeString(key && type == NUMERICOID ? "domain_key_read" : "domain_read")),
+						  3, argtypes, true);
 }
 
 /* True if fn is one of dp_pg.domain_read(...). */
@@ -554,11 +558,11 @@ DpIsDomainRead(Oid fn)
 	if (fn < FirstNormalObjectId)
 		return false;
 	name = get_func_name(fn);
-	if (name == NULL || strcmp(name, "domain_read") != 0)
+	if (name == NULL || (strcmp(name, "domain_read") != 0 && strcmp(name, "domain_key_read") != 0))
 		return false;
 	/* dp_pg's own, for the type it returns */
 	type = get_func_rettype(fn);
-	return fn == DpDomainReadFunction(type);
+	return fn == DpDomainReadFunction(type, false) || fn == DpDomainReadFunction(type, true);
 }
 
 /* A value of type type (text form s) as a double: the number, days of a date, microseconds of a time. */
@@ -733,7 +737,7 @@ DpBoundsVar(Var *v, DpBoundsCxt *cxt, DpInterval *iv)
 	if (lo > hi)
 		DpGuardRefuse(psprintf("the value domain of column \"%s\" is empty", col),
 					  psprintf("Its bounds are %g and %g.", lo, hi));
-	readfn = DpDomainReadFunction(type);
+	readfn = DpDomainReadFunction(type, cxt->key);
 	if (!OidIsValid(readfn))
 		DpGuardRefuse("the dp_pg installation is incomplete", "dp_pg.domain_read is missing; ALTER EXTENSION dp_pg UPDATE.");
 	if (DpIntegerType(type) || type == DATEOID || type == TIMESTAMPOID || type == TIMESTAMPTZOID)
@@ -1436,9 +1440,9 @@ DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 
 /* The arithmetic row expression node, rewritten (see guard.h). */
 Node *
-DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where)
+DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where, bool key)
 {
-	DpBoundsCxt cxt = {rtis, rtable, where, true};
+	DpBoundsCxt cxt = {rtis, rtable, where, true, key};
 	DpInterval	iv;
 
 	return DpBoundsWalk(node, &cxt, &iv);
@@ -1448,7 +1452,7 @@ DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where)
 void
 DpBoundsOf(Node *node, List *rtable, const char *where, DpInterval *iv)
 {
-	DpBoundsCxt cxt = {NULL, rtable, where, false};
+	DpBoundsCxt cxt = {NULL, rtable, where, false, false};
 
 	(void) DpBoundsWalk(node, &cxt, iv);
 }
@@ -1826,9 +1830,14 @@ dp_domain_read_float4(PG_FUNCTION_ARGS)
 /* The constants of a numeric read, made once per call site. */
 typedef struct DpNumericRead
 {
-	Datum		lo;				/* the bounds it was made for (a copy) */
+	Datum		lo_arg;			/* the arguments they were made for (their pointers, and copies) */
+	Datum		hi_arg;
+	Datum		lo;
 	Datum		hi;
-	Datum		floor;			/* values nearer to zero are 0 */
+	bool		valid;			/* finite bounds */
+	bool		zero_inside;	/* lo <= 0 <= hi: values near zero are read as 0 */
+	Datum		floor;			/* values strictly between -floor and floor are 0 */
+	Datum		negfloor;
 	Datum		zero;
 	int32		scale;			/* fraction digits kept */
 } DpNumericRead;
@@ -1840,51 +1849,105 @@ DpNumCmp(Datum a, Datum b)
 	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, a, b));
 }
 
+/* The constants of a numeric read for bounds lo and hi (see DpNumericRead). */
+static void
+DpNumericReadSetup(DpNumericRead *r, Datum lo, Datum hi)
+{
+	double		maxabs;
+	double		floor;
+
+	r->lo_arg = lo;
+	r->hi_arg = hi;
+	r->lo = datumCopy(lo, false, -1);
+	r->hi = datumCopy(hi, false, -1);
+	r->valid = !numeric_is_nan(DatumGetNumeric(lo)) && !numeric_is_nan(DatumGetNumeric(hi)) &&
+		!numeric_is_inf(DatumGetNumeric(lo)) && !numeric_is_inf(DatumGetNumeric(hi));
+	if (!r->valid)
+		return;
+	maxabs = Max(fabs(DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, lo))),
+				 fabs(DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, hi))));
+	floor = maxabs * DP_READ_FLOOR;
+	r->zero = DirectFunctionCall1(float8_numeric, Float8GetDatum(0.0));
+	r->floor = DirectFunctionCall1(float8_numeric, Float8GetDatum(floor));
+	r->negfloor = DirectFunctionCall1(float8_numeric, Float8GetDatum(-floor));
+	r->zero_inside = DpNumCmp(r->zero, lo) >= 0 && DpNumCmp(r->zero, hi) <= 0;
+	/* 10^-scale at most a tenth of the floor */
+	r->scale = floor > 0 ? (int32) Min(Max(ceil(-log10(floor)) + 1, 0), 1000) : 0;
+}
+
 /*
- * dp_pg.domain_read(numeric, numeric, numeric): NaN is NULL, clamped to
+ * A numeric read through [lo, hi]: NaN is NULL (NULL returned), clamped to
  * [lo, hi] (infinities too), a value nearer to zero than 2^-60 of the larger
- * bound is 0, rounded to the digits below that floor, trailing zeros
- * trimmed: a canonical number of bounded scale.
+ * bound is 0, rounded to the digits below that floor when it has more;
+ * canonical: trailing zeros trimmed too.  A value already inside (and
+ * canonical) is returned as it is, without a copy.
  */
-Datum
-dp_domain_read_numeric(PG_FUNCTION_ARGS)
+static Datum
+DpReadNumeric(FunctionCallInfo fcinfo, bool canonical, bool *isnull)
 {
 	Datum		x = PG_GETARG_DATUM(0);
 	Datum		lo = PG_GETARG_DATUM(1);
 	Datum		hi = PG_GETARG_DATUM(2);
 	DpNumericRead *r = (DpNumericRead *) fcinfo->flinfo->fn_extra;
+	int32		scale;
 
-	if (numeric_is_nan(DatumGetNumeric(x)) || numeric_is_nan(DatumGetNumeric(lo)) ||
-		numeric_is_nan(DatumGetNumeric(hi)) || numeric_is_inf(DatumGetNumeric(lo)) ||
-		numeric_is_inf(DatumGetNumeric(hi)))
-		PG_RETURN_NULL();
-	if (r == NULL || DpNumCmp(r->lo, lo) != 0 || DpNumCmp(r->hi, hi) != 0)
+	/* the bounds are a call site's constants: checked by pointer first */
+	if (r == NULL || ((r->lo_arg != lo || r->hi_arg != hi) && (DpNumCmp(r->lo, lo) != 0 || DpNumCmp(r->hi, hi) != 0)))
 	{
 		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-		double		maxabs = Max(fabs(DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, lo))),
-								 fabs(DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, hi))));
-		double		floor = maxabs * DP_READ_FLOOR;
 
 		if (r == NULL)
 			r = fcinfo->flinfo->fn_extra = palloc(sizeof(DpNumericRead));
-		r->lo = datumCopy(lo, false, -1);
-		r->hi = datumCopy(hi, false, -1);
-		r->floor = DirectFunctionCall1(float8_numeric, Float8GetDatum(floor));
-		r->zero = DirectFunctionCall1(float8_numeric, Float8GetDatum(0.0));
-		/* 10^-scale at most a tenth of the floor */
-		r->scale = floor > 0 ? (int32) Min(Max(ceil(-log10(floor)) + 1, 0), 1000) : 0;
+		DpNumericReadSetup(r, lo, hi);
 		MemoryContextSwitchTo(old);
 	}
-	if (DpNumCmp(x, lo) < 0)
-		x = lo;
-	if (DpNumCmp(x, hi) > 0)
-		x = hi;
-	if (DpNumCmp(x, r->zero) != 0 &&
-		DpNumCmp(DirectFunctionCall1(numeric_abs, x), r->floor) < 0 &&
-		DpNumCmp(r->zero, lo) >= 0 && DpNumCmp(r->zero, hi) <= 0)
+	*isnull = !r->valid || numeric_is_nan(DatumGetNumeric(x));
+	if (*isnull)
+		return (Datum) 0;
+	if (DpNumCmp(x, r->lo) < 0)
+		x = r->lo;
+	else if (DpNumCmp(x, r->hi) > 0)
+		x = r->hi;
+	if (r->zero_inside && DpNumCmp(x, r->floor) < 0 && DpNumCmp(x, r->negfloor) > 0)
 		x = r->zero;
-	x = DirectFunctionCall2(numeric_round, x, Int32GetDatum(r->scale));
-	PG_RETURN_DATUM(DirectFunctionCall1(numeric_trim_scale, x));
+	scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, x));
+	if (scale > r->scale)
+	{
+		x = DirectFunctionCall2(numeric_round, x, Int32GetDatum(r->scale));
+		scale = r->scale;
+	}
+	if (canonical && scale > 0 && DatumGetInt32(DirectFunctionCall1(numeric_min_scale, x)) < scale)
+		x = DirectFunctionCall1(numeric_trim_scale, x);
+	return x;
+}
+
+/* dp_pg.domain_read(numeric, numeric, numeric): see DpReadNumeric (scale bounded, not trimmed). */
+Datum
+dp_domain_read_numeric(PG_FUNCTION_ARGS)
+{
+	bool		isnull;
+	Datum		x = DpReadNumeric(fcinfo, false, &isnull);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(x);
+}
+
+/*
+ * dp_pg.domain_key_read(numeric, numeric, numeric): the same, canonical
+ * (trailing zeros trimmed), for GROUP BY keys: a division's digits depend on
+ * its operands' scales, so a key computed from 1.50 and from 1.5 must see
+ * the same operand (DESIGN 8.8).
+ */
+Datum
+dp_domain_key_read_numeric(PG_FUNCTION_ARGS)
+{
+	bool		isnull;
+	Datum		x = DpReadNumeric(fcinfo, true, &isnull);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(x);
 }
 
 /* dp_pg.domain_read(date, date, date): clamped to [lo, hi] (infinities too). */

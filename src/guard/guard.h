@@ -270,8 +270,12 @@ typedef struct DpInterval
 /* True if node is arithmetic (or holds arithmetic under a rounding function) that bounds.c judges. */
 extern bool DpIsBoundedExpression(Node *node);
 
-/* The arithmetic row expression node, its columns read through their value domains; refused (42501) unless total. */
-extern Node *DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where);
+/*
+ * The arithmetic row expression node, its columns read through their value
+ * domains (numeric ones in canonical form when key: a GROUP BY key); refused
+ * (42501) unless total.
+ */
+extern Node *DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where, bool key);
 
 /* The interval of a numeric row expression over the entries of rtable (ERROR 42501 when it has none). */
 extern void DpBoundsOf(Node *node, List *rtable, const char *where, DpInterval *iv);

@@ -101,6 +101,7 @@ typedef struct DpRowContext
 	const char *where;			/* for messages */
 	Bitmapset  *rtis;			/* range-table entries whose columns may be read */
 	List	   *rtable;			/* the query's range table (bounds.c reads the columns' domains) */
+	bool		key;			/* a GROUP BY key: numeric columns read in canonical form (bounds.c) */
 } DpRowContext;
 
 /* Is fn a widening numeric cast (smallint to integer, any integer to numeric or float8, real to float8)? */
@@ -360,7 +361,7 @@ DpRowExpr(Node *node, DpRowContext *cxt)
 Node *
 DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const char *where)
 {
-	DpRowContext cxt = {where, rtis, rtable};
+	DpRowContext cxt = {where, rtis, rtable, false};
 
 	return DpRowExprMutator(node, &cxt);
 }
@@ -388,7 +389,7 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 		return DpRunConstant(node);		/* computed once before the query runs */
 	/* arithmetic on columns with value domains (bounds.c) */
 	if (DpIsBoundedExpression(node) || (IsA(node, FuncExpr) && DpIsDomainRead(((FuncExpr *) node)->funcid)))
-		return DpBoundedRowExpr(node, cxt->rtis, cxt->rtable, where);
+		return DpBoundedRowExpr(node, cxt->rtis, cxt->rtable, where, cxt->key);
 	switch (nodeTag(node))
 	{
 		case T_Const:
@@ -1129,7 +1130,9 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 			{
 				/* arithmetic, a comparison, CASE ...: a total row expression, released in canonical form */
 				cxt.row.where = "a GROUP BY key";
+				cxt.row.key = true;
 				pair[1] = DpCanonicalKey(DpRowExpr(key, &cxt.row));
+				cxt.row.key = false;
 			}
 			q->targetList = (List *) DpReplaceKeyMutator((Node *) q->targetList, pair);
 			q->havingQual = DpReplaceKeyMutator(q->havingQual, pair);
