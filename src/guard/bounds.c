@@ -1885,7 +1885,8 @@ DpNumericReadSetup(DpNumericRead *r, Datum lo, Datum hi)
 static Datum
 DpReadNumeric(FunctionCallInfo fcinfo, bool canonical, bool *isnull)
 {
-	Datum		x = PG_GETARG_DATUM(0);
+	/* detoasted once (a short header is copied once, not by every comparison below) */
+	Datum		x = NumericGetDatum(PG_GETARG_NUMERIC(0));
 	Datum		lo = PG_GETARG_DATUM(1);
 	Datum		hi = PG_GETARG_DATUM(2);
 	DpNumericRead *r = (DpNumericRead *) fcinfo->flinfo->fn_extra;

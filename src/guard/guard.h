@@ -37,7 +37,9 @@
  *  4. Bounds, bins and mechanisms are evaluated once, before the charge, and
  *     the plan carries the values (callsite.c).  Every expression evaluated on
  *     protected rows is total: no data-dependent error, notice or side effect;
- *     its constants are computed while planning.  [shape.c]
+ *     its constants are computed while planning; arithmetic reads its columns
+ *     through their value domains and is admitted only when interval
+ *     arithmetic shows no step can fail.  [shape.c, bounds.c, regex.c]
  *  5. Only released values leave the DP level: the DP level is a
  *     MATERIALIZED common table expression whose rows (GROUP BY keys, noisy
  *     aggregates) are sorted by key; HAVING, ORDER BY, LIMIT, DISTINCT, window

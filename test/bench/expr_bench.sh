@@ -5,10 +5,11 @@
 # rounding to a canonical scale and trim_scale), against the same dp_sum
 # written by a superuser (no guard, no domain read) and the plain SQL sum.
 # Numeric, float8 and integer columns; a GROUP BY of Metabase's auto-binning
-# (partition selection) against the superuser's GROUP BY of the same key.
-# Median of RUNS timed runs (default 5) after one warm-up, one session each
-# (\timing), serial plans (the guard's rewrite adds per-row work only, so
-# parallel plans scale alike).
+# (partition selection) against the superuser's GROUP BY of the same key;
+# the numeric read alone.  Medians of RUNS timed runs (default 5) after one
+# warm-up, the two queries of a pair alternating in one session (\timing),
+# serial plans (the guard's rewrite adds per-row work only, so parallel plans
+# scale alike).
 #
 #   bash test/bench/expr_bench.sh         (as root or the postgres user)
 set -euo pipefail
@@ -38,24 +39,39 @@ ALTER ROLE bench_analyst SET dp_pg.partition_mechanism = 'gaussian(epsilon=1, de
 SQL
 echo "rows = $BENCH_ROWS, $(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc 'SELECT version()' | cut -d' ' -f1-2)"
 
-# median time in ms of a query as a user, RUNS runs after a warm-up
-t() {
-	local label=$1 user=$2 sql=$3
+# the median times in ms of a superuser's query and an analyst's, RUNS runs
+# each after a warm-up, alternating in one session (so that a noisy machine
+# slows both alike), and their ratio
+pair() {
+	local label=$1 su_sql=$2 an_sql=$3 an_role=${4:-bench_analyst}
 	{
 		echo '\timing on'
-		for i in $(seq 0 "$RUNS"); do echo "$sql"; done
-	} | dp_psql "$SCRATCH" "$DP_PORT" postgres -c "SET ROLE $user" -f - -o /dev/null 2>&1 | grep '^Time:' | tail -n "$RUNS" |
-		awk '{print $2}' | sort -n | awk -v l="$label" '{a[NR]=$1} END {printf "%-62s %10.1f ms\n", l, a[int((NR+1)/2)]}'
+		for i in $(seq 0 "$RUNS"); do
+			echo "RESET ROLE;"
+			echo "$su_sql"
+			echo "SET ROLE $an_role;"
+			echo "$an_sql"
+		done
+	} | dp_psql "$SCRATCH" "$DP_PORT" postgres -f - -o /dev/null 2>&1 | grep '^Time:' | awk '{print $2}' |
+		awk -v l="$label" -v runs="$RUNS" '
+			NR % 4 == 2 && NR > 4 { su[++n] = $1 }
+			NR % 4 == 0 && NR > 4 { an[++m] = $1 }
+			function median(a, k,   i, j, t) {
+				for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+				return a[int((k + 1) / 2)]
+			}
+			END { s = median(su, n); a = median(an, m); printf "%-52s %9.1f ms %9.1f ms  %5.2fx\n", l, s, a, a / s }'
 }
 mech="'laplace(epsilon=1)'"
-t "plain sum(amount * qty) (superuser)" postgres "SELECT sum(amount * qty) FROM sales;"
-t "dp_sum(amount * qty, 0, 495000) (superuser: no domain read)" postgres "SELECT dp_sum(amount * qty, 0, 495000, $mech) FROM sales;"
-t "sum(amount * qty) (analyst: numeric and int2 domain reads)" bench_analyst "SELECT sum(amount * qty) FROM sales;"
-t "dp_sum(price * 2, 0, 2000) (superuser)" postgres "SELECT dp_sum(price * 2, 0, 2000, $mech) FROM sales;"
-t "sum(price * 2) (analyst: float8 domain read)" bench_analyst "SELECT sum(price * 2) FROM sales;"
-t "dp_sum(age * 2, 0, 240) (superuser)" postgres "SELECT dp_sum(age * 2, 0, 240, $mech) FROM sales;"
-t "sum(age * 2) (analyst: int4 domain read)" bench_analyst "SELECT sum(age * 2) FROM sales;"
-t "GROUP BY floor((age - 0.0) / 10.0) * 10.0, dp_count (superuser)" postgres \
-	"SELECT floor((age - 0.0) / 10.0) * 10.0 AS b, dp_count(*), dp_pg.partition_keep('gaussian(epsilon=1, delta=1e-6)') FROM sales GROUP BY 1;"
-t "GROUP BY floor((age - 0.0) / 10.0) * 10.0, count (analyst)" bench_analyst \
+printf "%-52s %12s %12s  %s\n" "query (superuser's dp query / analyst's plain one)" "superuser" "analyst" "ratio"
+pair "sum(amount * qty): numeric and int2 domain reads" \
+	"SELECT dp_sum(amount * qty, 0, 495000, $mech) FROM sales;" "SELECT sum(amount * qty) FROM sales;"
+pair "sum(price * 2): float8 domain read" \
+	"SELECT dp_sum(price * 2, 0, 2000, $mech) FROM sales;" "SELECT sum(price * 2) FROM sales;"
+pair "sum(age * 2): int4 domain read" \
+	"SELECT dp_sum(age * 2, 0, 240, $mech) FROM sales;" "SELECT sum(age * 2) FROM sales;"
+pair "GROUP BY floor((age - 0.0) / 10.0) * 10.0, counts" \
+	"SELECT floor((age - 0.0) / 10.0) * 10.0 AS b, dp_count(*), dp_pg.partition_keep('gaussian(epsilon=1, delta=1e-6)') FROM sales GROUP BY 1;" \
 	"SELECT floor((age - 0.0) / 10.0) * 10.0 AS b, count(*) FROM sales GROUP BY 1;"
+pair "the numeric read alone (superuser both): sum(amount), sum(dp_pg.domain_read(amount, 0, 5000))" \
+	"SELECT sum(amount) FROM sales;" "SELECT sum(dp_pg.domain_read(amount, 0, 5000)) FROM sales;" postgres
