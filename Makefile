@@ -24,6 +24,7 @@ OBJS = \
 	src/agg_histogram.o \
 	src/agg_quantile.o \
 	src/agg_units.o \
+	src/canonical.o \
 	src/postprocess.o \
 	src/moments.o \
 	src/core/accountant.o \
@@ -39,6 +40,8 @@ OBJS = \
 	src/guard/release.o \
 	src/guard/groups.o \
 	src/guard/units.o \
+	src/guard/multi.o \
+	src/guard/unitjoin.o \
 	src/guard/translate.o \
 	src/guard/keys.o \
 	src/guard/bounds.o \
@@ -46,6 +49,9 @@ OBJS = \
 	src/guard/views.o \
 	src/guard/narrow.o \
 	src/guard/derived.o \
+	src/guard/canonical.o \
+	src/guard/unitkeys.o \
+	src/guard/ddl.o \
 	src/guard/reads.o \
 	src/synth/measure.o \
 	src/synth/model.o \
@@ -63,8 +69,8 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
-REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs cache versions synthesize cleanup
-REGRESS_TEST_BUILD = units units_guard unit_cells citus
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs cache canonical_keys unit_groups ddl_fence versions synthesize cleanup
+REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor
 REGRESS_OPTS = --load-extension=dp_pg
 
 TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch

@@ -24,7 +24,8 @@
 -- int 18 + g % 60 in CHECK [0, 120]; price float8 (g % 20) * 2.5 with the
 -- declared domain [0, 1000]; order_date date 2024-01-01 + g % 90 (every day
 -- of 2023-2024 declared public); shipped date order_date + g % 5 in CHECK
--- [2023-01-01, 2025-12-31]; is_member g % 5 = 0; person g % 300.
+-- [2023-01-01, 2025-12-31]; is_member g % 5 = 0; person g % 300; big g
+-- (unique, in CHECK [1, 10000]).
 --
 CREATE ROLE dp_ex_owner;
 CREATE ROLE dp_ex_analyst;
@@ -44,7 +45,7 @@ CREATE TABLE ex.sales (
 	age int CHECK (age BETWEEN 0 AND 120),
 	price float8,
 	ratio real CHECK (ratio BETWEEN 0 AND 10),
-	big bigint CHECK (big > 0 AND big <= 10000),
+	big bigint NOT NULL UNIQUE CHECK (big > 0 AND big <= 10000),
 	order_date date NOT NULL,
 	shipped date CHECK (shipped BETWEEN '2023-01-01' AND '2025-12-31'),
 	is_member boolean NOT NULL,
@@ -359,7 +360,10 @@ SELECT dp_test.ex_try(q) AS result, q AS statement FROM unnest(ARRAY[
 	-- aggregates without a domain, DISTINCT of columns without public keys
 	$q$SELECT stddev(person) FROM ex.sales$q$,
 	$q$SELECT count(DISTINCT category) FROM ex.sales$q$,
-	$q$SELECT min(seen) FROM ex.hostile$q$
+	$q$SELECT min(seen) FROM ex.hostile$q$,
+	-- a one-to-one image of a unique column: every group a single row (unitkeys.c)
+	$q$SELECT big + 1 AS k, count(*) FROM ex.sales GROUP BY 1$q$,
+	$q$SELECT 10000 - big AS k, count(*) FROM ex.sales GROUP BY 1$q$
 ]) AS q;
 PREPARE ex_param(int) AS SELECT count(*) FROM ex.sales WHERE age * $1 > 30;
 EXECUTE ex_param(3);
