@@ -625,7 +625,7 @@ DpBoundsDomain(Oid relid, AttrNumber attno, Oid type, double *lo, double *hi)
 {
 	ArrayType  *keys;
 
-	if (DpColumnDomain(relid, attno, lo, hi))
+	if (DpColumnDomain(relid, attno, type, lo, hi))
 		return true;
 	keys = DpIsProtected(relid) ? DpPublicKeys(relid, get_attname(relid, attno, false)) : NULL;
 	if (keys != NULL)

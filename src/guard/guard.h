@@ -106,6 +106,22 @@ extern ArrayType *DpPublicKeys(Oid relid, const char *attname);
 /* The value domain a DBA declared for a column (dp_pg.set_domain); false if none. */
 extern bool DpDeclaredDomain(Oid relid, const char *attname, double *lo, double *hi);
 
+/*
+ * A constant's value as a double, if it can bound a column of type coltype
+ * (translate.c): a number for a number column, a finite date or timestamp of
+ * the column's own type for a date or timestamp column (days, microseconds);
+ * coltype InvalidOid takes numbers whatever the column.
+ */
+extern bool DpConstValue(Const *c, Oid coltype, double *v);
+
+/*
+ * The value domain of column attno of relid (translate.c): its CHECK
+ * constraints (conjuncts "column op constant", op one of < <= > >= =, the
+ * constants read by DpConstValue for coltype) intersected with
+ * dp_pg.set_domain's bounds.  False if either end is unbounded.
+ */
+extern bool DpColumnDomain(Oid relid, AttrNumber attno, Oid coltype, double *lo, double *hi);
+
 /* Changes whenever the protected set or a protected table's relcache entry is invalidated. */
 extern uint64 DpProtectedGeneration(void);
 
@@ -259,9 +275,6 @@ extern uint64 DpRunConstantsMade(void);
 
 /* True if the plan is stamped as holding run-time constants to bind (reads.c). */
 extern bool DpPlanHasRunConstants(PlannedStmt *stmt);
-
-/* The value domain of a column: CHECK constraints and dp_pg.set_domain (translate.c); false if unbounded. */
-extern bool DpColumnDomain(Oid relid, AttrNumber attno, double *lo, double *hi);
 
 /* A row expression, checked and rewritten as shape.c checks WHERE clauses (columns of rtis, entries of rtable). */
 extern Node *DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const char *where);

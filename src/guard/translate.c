@@ -118,44 +118,47 @@ DpCast(Oid fn, Oid rettype, Expr *expr)
 	return (Expr *) makeFuncExpr(fn, rettype, list_make1(expr), InvalidOid, InvalidOid, COERCE_IMPLICIT_CAST);
 }
 
-/* A constant's value as a double (integer, float and numeric constants); false otherwise. */
-static bool
-DpConstValue(Const *c, double *v)
+/* See guard.h. */
+bool
+DpConstValue(Const *c, Oid coltype, double *v)
 {
+	bool		numbers = coltype == InvalidOid || coltype == INT2OID || coltype == INT4OID ||
+		coltype == INT8OID || coltype == FLOAT4OID || coltype == FLOAT8OID || coltype == NUMERICOID;
+
 	if (c->constisnull)
 		return false;
 	switch (c->consttype)
 	{
 		case INT2OID:
 			*v = DatumGetInt16(c->constvalue);
-			return true;
+			return numbers;
 		case INT4OID:
 			*v = DatumGetInt32(c->constvalue);
-			return true;
+			return numbers;
 		case INT8OID:
 			*v = (double) DatumGetInt64(c->constvalue);
-			return true;
+			return numbers;
 		case FLOAT4OID:
 			*v = DatumGetFloat4(c->constvalue);
-			return !isnan(*v);
+			return numbers && !isnan(*v);
 		case FLOAT8OID:
 			*v = DatumGetFloat8(c->constvalue);
-			return !isnan(*v);
+			return numbers && !isnan(*v);
 		case NUMERICOID:
-			if (numeric_is_nan(DatumGetNumeric(c->constvalue)))
+			if (!numbers || numeric_is_nan(DatumGetNumeric(c->constvalue)))
 				return false;
 			*v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, c->constvalue));
 			return true;
 		case DATEOID:
-			/* days since 2000-01-01 (the domain of a date column, bounds.c) */
-			*v = DATE_NOT_FINITE(DatumGetDateADT(c->constvalue)) ?
-				(DatumGetDateADT(c->constvalue) < 0 ? -INFINITY : INFINITY) : DatumGetDateADT(c->constvalue);
+			if (coltype != DATEOID || DATE_NOT_FINITE(DatumGetDateADT(c->constvalue)))
+				return false;
+			*v = DatumGetDateADT(c->constvalue);
 			return true;
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
-			/* microseconds since 2000-01-01 */
-			*v = TIMESTAMP_NOT_FINITE(DatumGetTimestamp(c->constvalue)) ?
-				(DatumGetTimestamp(c->constvalue) < 0 ? -INFINITY : INFINITY) : (double) DatumGetTimestamp(c->constvalue);
+			if (coltype != c->consttype || TIMESTAMP_NOT_FINITE(DatumGetTimestamp(c->constvalue)))
+				return false;
+			*v = (double) DatumGetTimestamp(c->constvalue);
 			return true;
 		default:
 			return false;
@@ -176,7 +179,7 @@ DpStrip(Node *n)
  * column op constant or constant op column (op <, <=, >, >=, =).
  */
 static void
-DpNarrowByConjunct(Node *c, AttrNumber attno, double *lo, double *hi)
+DpNarrowByConjunct(Node *c, AttrNumber attno, Oid coltype, double *lo, double *hi)
 {
 	OpExpr	   *op;
 	Node	   *l,
@@ -196,7 +199,7 @@ DpNarrowByConjunct(Node *c, AttrNumber attno, double *lo, double *hi)
 		var_left = false;
 	else
 		return;
-	if (!DpConstValue((Const *) (var_left ? r : l), &v))
+	if (!DpConstValue((Const *) (var_left ? r : l), coltype, &v))
 		return;
 	/* the constraint is the owner's, on a built-in type: its operators are the standard ones */
 	name = get_opname(op->opno);
@@ -215,13 +218,9 @@ DpNarrowByConjunct(Node *c, AttrNumber attno, double *lo, double *hi)
 		*hi = Min(*hi, v);
 }
 
-/*
- * The value domain of column attno of relid: its CHECK constraints
- * intersected with the domain declared in dp_pg.column_domains.  False if
- * either end is unbounded.
- */
+/* See guard.h. */
 bool
-DpColumnDomain(Oid relid, AttrNumber attno, double *lo, double *hi)
+DpColumnDomain(Oid relid, AttrNumber attno, Oid coltype, double *lo, double *hi)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	TupleConstr *constr = rel->rd_att->constr;
@@ -240,7 +239,7 @@ DpColumnDomain(Oid relid, AttrNumber attno, double *lo, double *hi)
 		ListCell   *lc;
 
 		foreach(lc, conj)
-			DpNarrowByConjunct((Node *) lfirst(lc), attno, lo, hi);
+			DpNarrowByConjunct((Node *) lfirst(lc), attno, coltype, lo, hi);
 	}
 	table_close(rel, AccessShareLock);
 	if (DpDeclaredDomain(relid, attname, &dlo, &dhi))
@@ -261,20 +260,20 @@ DpDomainBounds(DpTranslate *t, Var *v, const char *agg, double *lo, double *hi)
 
 	bool		sum_or_avg = strcmp(agg, "sum") == 0 || strcmp(agg, "avg") == 0;
 
-	if (!DpColumnDomain(t->prot->relid, v->varattno, lo, hi) &&
-		(strcmp(agg, "stddev") == 0 || strcmp(agg, "variance") == 0))
+	if (DpColumnDomain(t->prot->relid, v->varattno, InvalidOid, lo, hi))
+		return;
+	if (strcmp(agg, "stddev") == 0 || strcmp(agg, "variance") == 0)
 		DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
 					  psprintf("A dp %s sums values clamped to known bounds.  The table's owner can add "
 							   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
 							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>).", agg, col, rel, rel, col));
-	if (!DpColumnDomain(t->prot->relid, v->varattno, lo, hi))
-		DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
-					  psprintf("A dp %s clamps every value to known bounds.  The table's owner can add "
-							   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
-							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>); or write %s(%s, %s<lower>, <upper>, <mechanism>).",
-							   sum_or_avg ? "sum or average" : "quantile", col, rel, rel, col,
-							   sum_or_avg ? psprintf("dp_%s", agg) : "dp_quantile", col,
-							   sum_or_avg ? "" : "<q>, "));
+	DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
+				  psprintf("A dp %s clamps every value to known bounds.  The table's owner can add "
+						   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
+						   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>); or write %s(%s, %s<lower>, <upper>, <mechanism>).",
+						   sum_or_avg ? "sum or average" : "quantile", col, rel, rel, col,
+						   sum_or_avg ? psprintf("dp_%s", agg) : "dp_quantile", col,
+						   sum_or_avg ? "" : "<q>, "));
 }
 
 /*
@@ -334,7 +333,7 @@ DpExprDomain(Node *e, DpDomainWalk *w)
 		case T_Const:
 			if (((Const *) e)->constisnull)
 				return;
-			if (!DpConstValue((Const *) e, &lo) || !isfinite(lo))
+			if (!DpConstValue((Const *) e, InvalidOid, &lo) || !isfinite(lo))
 				DpGuardRefuse(psprintf("%s() of a constant that is not a finite number", w->agg), "Use a number.");
 			hi = lo;
 			break;
