@@ -1876,14 +1876,14 @@ DpNumericReadSetup(DpNumericRead *r, Datum lo, Datum hi)
 }
 
 /*
- * A numeric read through [lo, hi]: NaN is NULL (NULL returned), clamped to
+ * A numeric read through [lo, hi] (the function's result): NaN is NULL, clamped to
  * [lo, hi] (infinities too), a value nearer to zero than 2^-60 of the larger
  * bound is 0, rounded to the digits below that floor when it has more;
  * canonical: trailing zeros trimmed too.  A value already inside (and
  * canonical) is returned as it is, without a copy.
  */
 static Datum
-DpReadNumeric(FunctionCallInfo fcinfo, bool canonical, bool *isnull)
+DpReadNumeric(FunctionCallInfo fcinfo, bool canonical)
 {
 	/* detoasted once (a short header is copied once, not by every comparison below) */
 	Datum		x = NumericGetDatum(PG_GETARG_NUMERIC(0));
@@ -1902,9 +1902,8 @@ DpReadNumeric(FunctionCallInfo fcinfo, bool canonical, bool *isnull)
 		DpNumericReadSetup(r, lo, hi);
 		MemoryContextSwitchTo(old);
 	}
-	*isnull = !r->valid || numeric_is_nan(DatumGetNumeric(x));
-	if (*isnull)
-		return (Datum) 0;
+	if (!r->valid || numeric_is_nan(DatumGetNumeric(x)))
+		PG_RETURN_NULL();
 	if (DpNumCmp(x, r->lo) < 0)
 		x = r->lo;
 	else if (DpNumCmp(x, r->hi) > 0)
@@ -1926,12 +1925,7 @@ DpReadNumeric(FunctionCallInfo fcinfo, bool canonical, bool *isnull)
 Datum
 dp_domain_read_numeric(PG_FUNCTION_ARGS)
 {
-	bool		isnull;
-	Datum		x = DpReadNumeric(fcinfo, false, &isnull);
-
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_DATUM(x);
+	return DpReadNumeric(fcinfo, false);
 }
 
 /*
@@ -1943,12 +1937,7 @@ dp_domain_read_numeric(PG_FUNCTION_ARGS)
 Datum
 dp_domain_key_read_numeric(PG_FUNCTION_ARGS)
 {
-	bool		isnull;
-	Datum		x = DpReadNumeric(fcinfo, true, &isnull);
-
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_DATUM(x);
+	return DpReadNumeric(fcinfo, true);
 }
 
 /* dp_pg.domain_read(date, date, date): clamped to [lo, hi] (infinities too). */
