@@ -512,6 +512,7 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 {
 	int			reads;
 
+	check->views = DpUnwrapTrustedViews(parse);	/* a DBA's views: judged as what they expand to */
 	DpInlineProtectedCtes(parse);
 	reads = DpReadsProtected(parse);
 	if (reads == 0)
@@ -574,6 +575,8 @@ void
 DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 {
 	DpReadsAfterPlanning(stmt, check);
+	/* the views unwrapped: a change of one (or of its privileges) plans the query again */
+	stmt->relationOids = list_concat(stmt->relationOids, check->views);
 	if (check->masked)
 		stmt->dependsOnRole = true;	/* the masking depends on the user */
 }
