@@ -40,8 +40,11 @@
  * Released subqueries.  A subquery in FROM beside the protected table that
  * is itself a dp query (Superset's JOIN (SELECT region, sum(amount) ... GROUP
  * BY region ORDER BY 2 DESC LIMIT 5) AS anon_1 ON region = region__) is
- * guarded first as a release of its own; its rows are released values.  It
- * then stands beside the protected table as
+ * guarded first as a release of its own, by the rule of the top level
+ * (guard.c, DpGuardCountedQuery): each of its protected reads must be one of
+ * its DP levels — a raw read beside its dp query, in its select list or
+ * HAVING, or in a wrapper around it, is refused — so its rows are released
+ * values.  It then stands beside the protected table as
  *
  *   (SELECT DISTINCT <the columns the outer query uses, the others NULL> FROM <it>)
  *
@@ -288,8 +291,9 @@ DpMultiReleasedSubqueries(Query *q, List *prot, DpPlanCheck *check)
 		if (r->lateral)
 			DpGuardRefuse("a released subquery may not be LATERAL",
 						  "It would be released once per row of the tables before it.");
+		/* every read in it is one of its DP levels, as at the top level (guard.c) */
 		reads = DpReadsProtected(r->subquery);
-		DpGuardDpQuery(r->subquery, prot, check, 1);
+		DpGuardCountedQuery(r->subquery, prot, check, 1);
 		cols.rti = rti;
 		(void) query_tree_walker(level, DpMultiColumnsWalker, &cols, QTW_IGNORE_JOINALIASES);
 		r->subquery = DpMultiDistinctOver(r->subquery, cols.cols);
