@@ -582,6 +582,8 @@ DpMultiFindSeries(Query *q, DpMultiSplitInfo *info)
 		int64		v[3] = {0, 0, 1};
 		int			i = 0;
 		ListCell   *a;
+		int128		span;
+		int128		n;
 
 		rti++;
 		if (r->rtekind != RTE_FUNCTION)
@@ -602,13 +604,21 @@ DpMultiFindSeries(Query *q, DpMultiSplitInfo *info)
 				return false;
 			v[i++] = c->consttype == INT8OID ? DatumGetInt64(c->constvalue) : DatumGetInt32(c->constvalue);
 		}
-		if (v[2] == 0 || (v[1] - v[0]) / v[2] < 0 || (v[1] - v[0]) / v[2] >= DP_MULTI_MAX_SETS)
-			DpGuardRefuse("a series joined to a protected table has at most 64 values",
+		/* its number of values, exactly (int128: no bound or step overflows it); none if it runs away from stop */
+		span = (int128) v[1] - (int128) v[0];
+		if (v[2] == 0)
+			n = 0;
+		else if (span != 0 && (span > 0) != (v[2] > 0))
+			n = 0;
+		else
+			n = span / v[2] + 1;
+		if (n < 1 || n > DP_MULTI_MAX_SETS)
+			DpGuardRefuse("a series joined to a protected table has 1 to 64 values",
 						  "Each value is a release of its own (a grouping set).");
 		info->series_rti = rti;
 		info->series_first = v[0];
 		info->series_step = v[2];
-		info->series_count = (int) ((v[1] - v[0]) / v[2]) + 1;
+		info->series_count = (int) n;
 		info->series_type = exprType((Node *) fe);
 		return true;
 	}
@@ -967,7 +977,7 @@ DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth)
 			b = DpMultiBranch(&info, list_nth(sets, i), NULL);
 		else
 		{
-			int64		v = info.series_first + (int64) i * info.series_step;
+			int64		v = (int64) ((int128) info.series_first + (int128) i * info.series_step);
 			Const	   *c = info.series_type == INT8OID ? DpInt8Const(v) : DpInt4Const((int32) v);
 
 			b = DpMultiBranch(&info, NIL, c);
