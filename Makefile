@@ -23,6 +23,7 @@ OBJS = \
 	src/agg_histogram.o \
 	src/agg_quantile.o \
 	src/agg_units.o \
+	src/canonical.o \
 	src/postprocess.o \
 	src/core/accountant.o \
 	src/ledger.o \
@@ -41,6 +42,9 @@ OBJS = \
 	src/guard/unitjoin.o \
 	src/guard/translate.o \
 	src/guard/keys.o \
+	src/guard/canonical.o \
+	src/guard/unitkeys.o \
+	src/guard/ddl.o \
 	src/guard/reads.o \
 	src/synth/measure.o \
 	src/synth/model.o \
@@ -58,8 +62,8 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
-REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi cache versions synthesize cleanup
-REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi cache canonical_keys unit_groups ddl_fence versions synthesize cleanup
+REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor
 REGRESS_OPTS = --load-extension=dp_pg
 
 TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch

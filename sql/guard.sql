@@ -1012,8 +1012,9 @@ SET ROLE dp_g_owner;
 SET ROLE dp_g_trusted;
 \echo :SQLSTATE
 SELECT current_user;
--- ANALYZE and VACUUM by a non-owner: skipped with a warning (worded by
--- version, not shown), nothing run: no INFO line (always shown) of VERBOSE
+-- ANALYZE and VACUUM of a protected table: refused before they run (guard/ddl.c;
+-- PostgreSQL would skip them for a non-owner, but not for a database owner):
+-- no INFO line (always shown) of VERBOSE
 SET client_min_messages = error;
 ANALYZE VERBOSE patients;
 VACUUM VERBOSE patients;

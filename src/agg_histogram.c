@@ -56,12 +56,14 @@
 #include "common/shortest_dec.h"
 #include "fmgr.h"
 #include "libpq/pqformat.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -70,6 +72,7 @@
 #include "agg_state.h"
 #include "cache.h"
 #include "calibrate.h"
+#include "canonical.h"
 
 PG_FUNCTION_INFO_V1(dp_histogram_bins_trans);
 PG_FUNCTION_INFO_V1(dp_histogram_bins_final);
@@ -694,6 +697,8 @@ typedef struct DpHistSite
 	int			nbins;
 	char	  **labels;
 	int64		threshold;		/* partition selection: release iff noisy count >= threshold */
+	bool		canon_ready;	/* partition selection: canon is set */
+	DpCanon    *canon;			/* the keys' canonical spelling (canonical.c), or NULL */
 } DpHistSite;
 
 /* ERROR 22023 if two labels are equal (they would collide as jsonb keys). */
@@ -1202,12 +1207,23 @@ dp_histogram_keys_final(PG_FUNCTION_ARGS)
 
 		if (aggref == NULL || linitial_oid(aggref->aggargtypes) != ks->ops.typid)
 			DpStateCorrupt(hist_name, "The state's key type is not the aggregate's.");
+		if (!ex->canon_ready)
+		{
+			/* a released label is its key's canonical spelling, never the first row's */
+			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(ex));
+			const char *refusal;
+
+			ex->canon = DpCanonPlan(ks->ops.typid, exprTypmod((Node *) linitial_node(TargetEntry, aggref->args)->expr),
+									PG_GET_COLLATION(), &refusal);
+			ex->canon_ready = true;
+			MemoryContextSwitchTo(old);
+		}
 		for (int i = 0; i < ks->nkeys; i++)
 		{
 			int64		n = DpNoisyCount(site, ks->counts[i]);
 
 			if (n >= ex->threshold)
-				DpJsonbPut(&ps, DpKeyLabel(&ks->ops, ks->keys[i]), n);
+				DpJsonbPut(&ps, DpKeyLabel(&ks->ops, DpCanonValue(ex->canon, ks->keys[i])), n);
 		}
 	}
 	res = pushJsonbValue(&ps, WJB_END_OBJECT, NULL);

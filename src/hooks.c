@@ -19,10 +19,16 @@
  *   ExecutorRun_hook        guard/reads.c: dp queries being executed;
  *                           cache.c: answers served from the cache, or
  *                           kept after the run
- *   ProcessUtility_hook     guard/guard.c: objects analysts may not create,
- *                           COPY of masked catalogs; budget.c: DROP ROLE of
- *                           a role with a budget; cache.c: subscriptions'
+ *   ProcessUtility_hook     guard/guard.c: the message floor, objects
+ *                           analysts may not create, COPY of masked
+ *                           catalogs, statements that would read a
+ *                           protected table or act on what one depends on
+ *                           (guard/ddl.c); budget.c: DROP ROLE of a role
+ *                           with a budget; cache.c: subscriptions'
  *                           changes, DISCARD ALL
+ *   (client_min_messages'   guard/session.c: the message floor on the
+ *    check hook)            setting itself (installed there, not a hook
+ *                           variable)
  *   object_access_hook      guard/trust.c and guard/stats.c, on the
  *                           function-execute event
  *   needs_fmgr_hook,        guard/trust.c: untrusted functions called

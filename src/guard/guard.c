@@ -485,6 +485,7 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 		return;
 	DpTranslatePlainAggregates(parse, p);
 	DpShapeValidate(parse, p, &shape);
+	DpRefuseUnitGroups(parse, p, shape.prot_rti);
 	d = DpReleaseSplit(parse, &shape);
 	DpElevate(d, rt_fetch(shape.prot_rti, d->rtable));
 	if (shape.partner_rti != 0)
@@ -502,6 +503,7 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	}
 	else
 		DpGroupRelease(d, p->relid);
+	DpCanonicalReleasedKeys(d);
 }
 
 /*
@@ -593,8 +595,15 @@ DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 void
 DpGuardUtility(PlannedStmt *pstmt)
 {
+	/* an EXECUTE's plan is checked, and gets the message floor, when it starts (reads.c) */
+	bool		analyst;
+
 	if (DpSessionIsSuperuser())
 		return;
+	analyst = !IsA(pstmt->utilityStmt, ExecuteStmt) && DpSessionIsAnalyst();
+	/* messages of the statement stay at NOTICE and above (session.c) */
+	if (analyst)
+		DpSessionMessageFloor();
 	/* the SELECT analysts hold for table pickers does not let them lock a protected table */
 	if (IsA(pstmt->utilityStmt, LockStmt) && DpSessionIsAnalyst())
 	{
@@ -611,6 +620,9 @@ DpGuardUtility(PlannedStmt *pstmt)
 	}
 	DpTrustCheckUtility(pstmt->utilityStmt);
 	DpStatsCheckUtility(pstmt->utilityStmt);
+	/* nothing that reads a protected table or acts on what one depends on (ddl.c) */
+	if (analyst)
+		DpDdlCheckUtility(pstmt->utilityStmt);
 }
 
 /* Set up the guard's caches (from _PG_init, preloaded only). */

@@ -28,7 +28,8 @@
  *     plan choice and selectivity code evaluate nothing against its values);
  *     functions that reveal sizes and counters of protected tables run only
  *     through dp_pg.masked_call, which returns NULL for them, and are refused
- *     anywhere else; messages below NOTICE never reach an analyst.  [stats.c]
+ *     anywhere else [stats.c]; messages below NOTICE never reach an analyst
+ *     (a check hook on client_min_messages) [session.c].
  *  3. Every read of a protected table in an analyst's session is the DP level
  *     of a validated query, read with the owner's rights for that plan only:
  *     reads that appear after the guard looked (inlined SQL functions,
@@ -50,6 +51,12 @@
  *     Two protected tables join only on their shared privacy unit, the joined
  *     rows bounded per unit.  [unitjoin.c]
  *  7. No request can make another's charge fail (ledger.c).
+ *  8. A released key (GROUP BY key, histogram label, DISTINCT value) is a
+ *     function of its equality class, never of one row's spelling of it:
+ *     released in a canonical spelling, or refused.  [canonical.c]
+ *  9. Nothing an analyst runs — utility statements included — makes
+ *     PostgreSQL read a protected table outside a DP level, or changes what
+ *     a protected table depends on: refused before it runs.  [ddl.c]
  */
 #ifndef DP_GUARD_H
 #define DP_GUARD_H
@@ -258,6 +265,7 @@ extern Oid	DpAnalystRowsFunction(void);
 
 /* keys.c — generalising expressions of a column (date_trunc, extract, width_bucket, ...) */
 extern bool DpIsGeneralising(Node *node);
+extern bool DpIsKeyWindowCall(Node *node);
 extern Node *DpGeneralise(Node *node, Bitmapset *rtis, const char *where);
 extern ArrayType *DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti);
 extern void DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *where);
@@ -275,6 +283,20 @@ extern Oid	DpClampFloat8Function(void);
 
 /* Split a validated query into the DP level (returned) and post-processing over it (q). */
 extern Query *DpReleaseSplit(Query *q, DpShape *shape);
+
+/* ------------------------------------------------------------------------
+ * canonical.c — released keys are functions of their equality class
+ * ------------------------------------------------------------------------
+ */
+
+/* Release the DP level's row keys in their canonical spelling; ERROR for keys without one. */
+extern void DpCanonicalReleasedKeys(Query *d);
+
+/* ERROR before the charge if values of key, released as what, have no canonical spelling. */
+extern void DpCanonicalCheckKey(Node *key, const char *what);
+
+/* unitkeys.c: ERROR before the charge if every group of validated query q would be a single unit. */
+extern void DpRefuseUnitGroups(Query *q, DpProtected *p, int prot_rti);
 
 /* ------------------------------------------------------------------------
  * groups.c — GROUP BY: public keys or partition selection
@@ -423,6 +445,9 @@ extern void DpGuardBeforePlanning(Query *parse, DpPlanCheck *check);
 
 /* After planning: the final plan's checks and stamp. */
 extern void DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check);
+
+/* ddl.c: ERROR if an analyst's utility statement would read a protected table or change what one depends on. */
+extern void DpDdlCheckUtility(Node *stmt);
 
 /* ProcessUtility: the guard's checks of utility statements. */
 extern void DpGuardUtility(PlannedStmt *pstmt);

@@ -882,9 +882,27 @@ static bool
 DpIsDistinctUnitCount(Aggref *agg, const DpAggKind *kind, DpReleaseCheck *cxt)
 {
 	Var		   *v;
+	ListCell   *lc;
+	bool		unit = false;
 
 	if (kind != &dp_count_kind || cxt->prot == NULL || !cxt->prot->has_unit || agg->aggorder != NIL ||
-		list_length(agg->aggdistinct) != 1)
+		agg->aggdistinct == NIL)
+		return false;
+	/*
+	 * DISTINCT applies to every argument: the unit, and in dp_count(DISTINCT
+	 * unit, mech) written by the analyst the mechanism too (a constant for
+	 * the query, checked below like any mechanism)
+	 */
+	foreach(lc, agg->aggdistinct)
+	{
+		TargetEntry *te = get_sortgroupclause_tle(lfirst_node(SortGroupClause, lc), agg->args);
+
+		if (te->resno == 1)
+			unit = true;
+		else if (te->resno != kind->mech_argno + 1)
+			return false;
+	}
+	if (!unit)
 		return false;
 	v = (Var *) linitial_node(TargetEntry, agg->args)->expr;
 	while (v && IsA(v, RelabelType))
@@ -914,6 +932,9 @@ DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
 	if (DpAggNumArgs(agg->args) != kind->nargs)
 		DpGuardRefuse("dp_pg's internal aggregates cannot be called on a protected table",
 					  psprintf("%s is written by dp_pg itself.", get_func_name(agg->aggfnoid)));
+	/* its released labels are keys (canonical.c) */
+	if (kind == &dp_histogram_keys_kind && DpSessionIsAnalyst())
+		DpCanonicalCheckKey((Node *) linitial_node(TargetEntry, agg->args)->expr, "a dp_histogram key");
 	if ((agg->aggdistinct != NIL && !DpIsDistinctUnitCount(agg, kind, cxt)) || agg->aggorder != NIL)
 		DpGuardRefuse("DISTINCT and ORDER BY inside a dp aggregate are not allowed on a protected table",
 					  "Use the aggregate on the column itself; count(DISTINCT <privacy unit>) counts persons.");
