@@ -577,6 +577,9 @@ extern int	DpUnitJoinReads(Query *q, List *prot);
 /* The DP query of an analyst's query (q itself, or the query it wraps), validated and rewritten. */
 extern void DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth);
 
+/* DpGuardDpQuery of a query whose every protected read must be one of its DP levels (ERROR 42501 otherwise). */
+extern void DpGuardCountedQuery(Query *q, List *prot, DpPlanCheck *check, int depth);
+
 /* Before planning: masking, validation, the release level and its rewrites. */
 extern void DpGuardBeforePlanning(Query *parse, DpPlanCheck *check);
 

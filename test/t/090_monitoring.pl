@@ -156,6 +156,23 @@ is( counts_as(
 		'app', 'ana', q{SET ROLE mon; SELECT (SELECT count(*) FROM dp_pg.budgets) || ' ' || (SELECT count(*) FROM dp_pg.ledger)}),
 	'1 3', 'an analyst that SETs ROLE to the monitoring role still sees only its own rows');
 $node->safe_psql('postgres', 'REVOKE mon FROM ana');
+# ... nor does a superuser's SECURITY DEFINER function (a DBA's reporting helper):
+# the session is still the analyst's; a non-analyst calling it sees everything
+$node->safe_psql('app', q{
+	CREATE FUNCTION su_counts() RETURNS text LANGUAGE sql SECURITY DEFINER AS $$
+		SELECT (SELECT count(*) FROM dp_pg.budgets) || ' ' || (SELECT count(*) FROM dp_pg.ledger) || ' ' ||
+		       (SELECT count(*) FROM dp_pg.answer_cache) $$;
+	CREATE FUNCTION su_refusals() RETURNS bigint LANGUAGE sql SECURITY DEFINER AS $$
+		SELECT count(*) FROM dp_pg.guard_refusals $$;
+	GRANT EXECUTE ON FUNCTION su_counts(), su_refusals() TO PUBLIC;
+});
+is(counts_as('app', 'ana', 'SELECT su_counts()'), '1 3 2',
+	"an analyst inside a superuser's SECURITY DEFINER function still sees only its own rows");
+like(counts_as('app', 'ana', 'SELECT su_refusals()'),
+	qr/ERROR .*permission denied to read the log of refused queries/, '... and may not read the refusals');
+is(counts_as('app', 'plain', 'SELECT su_counts()'), '3 9 6',
+	'a role without a budget calling the same function sees every row (it runs as the superuser)');
+$node->safe_psql('app', 'DROP FUNCTION su_counts(), su_refusals()');
 
 #
 # Prometheus' postgres_exporter with docs/postgres_exporter.yaml, as "mon",
