@@ -23,6 +23,7 @@ OBJS = \
 	src/agg_histogram.o \
 	src/agg_quantile.o \
 	src/agg_units.o \
+	src/canonical.o \
 	src/postprocess.o \
 	src/core/accountant.o \
 	src/ledger.o \
@@ -37,8 +38,13 @@ OBJS = \
 	src/guard/release.o \
 	src/guard/groups.o \
 	src/guard/units.o \
+	src/guard/multi.o \
+	src/guard/unitjoin.o \
 	src/guard/translate.o \
 	src/guard/keys.o \
+	src/guard/canonical.o \
+	src/guard/unitkeys.o \
+	src/guard/ddl.o \
 	src/guard/reads.o \
 	src/synth/measure.o \
 	src/synth/model.o \
@@ -48,13 +54,20 @@ OBJS = \
 
 DATA = $(wildcard sql/dp_pg--*.sql)
 
-# pg_regress inputs live in sql/, outputs in expected/ (run against a server
-# that preloads dp_pg: test/all.sh starts one).
-REGRESS = mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard units units_guard unit_cells bi cache citus versions synthesize
+# pg_regress inputs live in sql/, outputs in expected/.  REGRESS runs on a
+# release build: `make installcheck` against a running server that preloads
+# dp_pg (with CREATE EXTENSION dp_pg done in its dp_pg.ledger_database),
+# leaving nothing behind (each test drops what it made, the ledger rows of
+# its roles included; the last one drops the regression database).
+# REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
+# (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
+# database that is the ledger database: test/all.sh runs them.
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi cache canonical_keys unit_groups ddl_fence versions synthesize cleanup
+REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor
 REGRESS_OPTS = --load-extension=dp_pg
 
-ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
-ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
+TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
+TEST_ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
 # libpq: a hot standby's ledger worker forwards charges to the primary (src/standby.c)
 SHLIB_LINK_INTERNAL = $(libpq)

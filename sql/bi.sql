@@ -52,12 +52,12 @@ SELECT dp_pg.set_public_keys('bi.people', 'region', ARRAY['north', 'south', 'eas
 SELECT dp_pg.set_budget('dp_bi_analyst', 1e9, 1e-3);
 -- the analyst's charges, and the call sites of its last one (superuser bookkeeping)
 CREATE FUNCTION dp_test.bi_charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'dp_bi_analyst'::regrole AND kind = 'charge'
+	SELECT count(*) FROM dp_pg.ledger WHERE role = 'dp_bi_analyst'::regrole AND kind = 'charge'
 $$;
 CREATE FUNCTION dp_test.bi_sites() RETURNS TABLE (aggregate text, mechanism text, scale float8)
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
 	SELECT s->>'aggregate', s->>'mechanism', round((s->>'scale')::numeric, 6)::float8
-	FROM (SELECT detail FROM dp_pg.ledger_entries WHERE role = 'dp_bi_analyst'::regrole AND kind = 'charge'
+	FROM (SELECT detail FROM dp_pg.ledger WHERE role = 'dp_bi_analyst'::regrole AND kind = 'charge'
 	      ORDER BY id DESC LIMIT 1) l, jsonb_array_elements(l.detail->'sites') s
 $$;
 CREATE FUNCTION dp_test.bi_close(v numeric, truth numeric, tol numeric) RETURNS boolean
@@ -432,5 +432,9 @@ SELECT dp_pg.unprotect('bi.visits');
 SELECT dp_pg.unprotect('bi.people');
 DROP SCHEMA bi CASCADE;
 DROP FUNCTION dp_test.bi_charges(), dp_test.bi_sites(), dp_test.bi_close(numeric, numeric, numeric);
-DROP ROLE dp_bi_analyst;
-DROP ROLE dp_bi_owner;
+-- the roles of this file, their budgets and ledger rows
+\set forget 'dp_bi_analyst dp_bi_owner'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

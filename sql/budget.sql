@@ -22,8 +22,8 @@ CREATE TABLE dp_test.mark (role regrole PRIMARY KEY, n bigint, eps float8);
 CREATE FUNCTION dp_test.set_mark() RETURNS void LANGUAGE sql AS $$
 	DELETE FROM dp_test.mark;
 	INSERT INTO dp_test.mark
-	SELECT r::regrole, (SELECT count(*) FROM dp_pg.ledger_entries e WHERE e.role = r::regrole AND kind = 'charge'),
-	       (SELECT coalesce(sum(epsilon), 0) FROM dp_pg.ledger_entries e WHERE e.role = r::regrole AND kind = 'charge')
+	SELECT r::regrole, (SELECT count(*) FROM dp_pg.ledger e WHERE e.role = r::regrole AND kind = 'charge'),
+	       (SELECT coalesce(sum(epsilon), 0) FROM dp_pg.ledger e WHERE e.role = r::regrole AND kind = 'charge')
 	FROM unnest(ARRAY['dp_ana', 'dp_team']) r;
 $$;
 -- charges and epsilon added since the mark, in the ledger table; and whether the budget
@@ -32,9 +32,9 @@ CREATE FUNCTION dp_test.since_mark(r regrole, OUT charges bigint, OUT epsilon nu
 LANGUAGE sql AS $$
 	SELECT count(*) - m.n, round((coalesce(sum(e.epsilon), 0) - m.eps)::numeric, 9),
 	       (SELECT b.charges FROM dp_pg.budgets b WHERE b.role = r) =
-	       count(*) FILTER (WHERE e.id > coalesce((SELECT max(id) FROM dp_pg.ledger_entries x
+	       count(*) FILTER (WHERE e.id > coalesce((SELECT max(id) FROM dp_pg.ledger x
 	                                                WHERE x.role = r AND x.kind = 'reset'), 0))
-	FROM dp_test.mark m LEFT JOIN dp_pg.ledger_entries e ON e.role = m.role AND e.kind = 'charge'
+	FROM dp_test.mark m LEFT JOIN dp_pg.ledger e ON e.role = m.role AND e.kind = 'charge'
 	WHERE m.role = r GROUP BY m.n, m.eps;
 $$;
 
@@ -165,7 +165,7 @@ SELECT rho_limit, round(rho_spent::numeric, 9) AS rho_spent, epsilon_spent, char
 -- reset (logged) and drop
 SELECT dp_pg.reset_budget('dp_ana');
 SELECT charges, epsilon_spent FROM dp_pg.budgets WHERE role = 'dp_ana'::regrole;
-SELECT kind FROM dp_pg.ledger_entries WHERE role = 'dp_ana'::regrole ORDER BY id DESC LIMIT 1;
+SELECT kind FROM dp_pg.ledger WHERE role = 'dp_ana'::regrole ORDER BY id DESC LIMIT 1;
 SELECT dp_pg.drop_budget('dp_other');
 SELECT count(*) FROM dp_pg.budgets WHERE role = 'dp_other'::regrole;
 
@@ -178,7 +178,7 @@ SELECT jsonb_typeof(dp_histogram(region, 'gaussian(epsilon=0.1, delta=1e-8)')) A
 RESET ROLE;
 SELECT * FROM dp_test.since_mark('dp_ana');
 SELECT epsilon, delta, rho IS NULL AS no_rho, rdp IS NULL AS no_rdp
-FROM dp_pg.ledger_entries WHERE role = 'dp_ana'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
+FROM dp_pg.ledger WHERE role = 'dp_ana'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
 
 
 -- a delta limit of 0 is pure DP: charges without delta fit; a Gaussian, a
@@ -213,6 +213,8 @@ RESET ROLE;
 SELECT charges, delta_spent FROM dp_pg.budgets WHERE role = 'dp_dspent'::regrole;
 SELECT dp_pg.drop_budget('dp_dspent') IS NOT NULL AS dropped;
 REVOKE ALL ON dp_people FROM dp_dspent;
+-- (the OIDs of roles dropped here: their ledger rows go at the end, forget_roles.inc)
+SELECT 'dp_dspent'::regrole::oid AS dspent_oid, 'dp_pure'::regrole::oid AS pure_oid \gset
 DROP ROLE dp_dspent;
 -- a role with a budget cannot be dropped before its budget; its ledger history stays
 REVOKE ALL ON dp_people FROM dp_pure;
@@ -221,8 +223,7 @@ DROP ROLE IF EXISTS dp_no_such_role, dp_pure;
 SELECT dp_pg.drop_budget('dp_pure');
 DROP ROLE dp_pure;
 SELECT count(*) AS history_rows, bool_and(role::text ~ '^[0-9]+$') AS shown_by_oid
-FROM dp_pg.ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.oid = e.role)
-  AND e.query LIKE '%dp_people%' AND e.kind = 'charge';
+FROM dp_pg.ledger e WHERE e.role::oid IN (:pure_oid, :dspent_oid) AND e.kind = 'charge';
 
 -- per-query caps: the most one query of a role may spend, whatever is left
 CREATE ROLE dp_capped;
@@ -280,4 +281,9 @@ SELECT dp_count(id, 'gaussian(rho=0.46)') IS NOT NULL AS answered_past_90_percen
 RESET ROLE;
 SELECT dp_pg.drop_budget('dp_capped');
 REVOKE ALL ON dp_people FROM dp_capped;
-DROP ROLE dp_capped;
+
+-- the roles of this file, their budgets and ledger rows (dp_pure's and dp_dspent's too)
+\set forget 'dp_ana dp_team dp_member dp_other dp_capped'
+\set forget_gone :pure_oid,:dspent_oid
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

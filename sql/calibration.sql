@@ -1,16 +1,13 @@
 --
--- Inspection functions against the ground truth in ../shared/reference
--- (computed elsewhere at 50 digits), with the tolerances of its README §10.
+-- Inspection functions against the ground truth in test/reference (computed
+-- elsewhere at 50 digits, copied into the repository with its provenance:
+-- test/reference/README.md), with the tolerances of its README section 10.
 -- Each query prints the number of rows checked and the failing case ids.
 --
--- The server reads the files (COPY), so test/all.sh hands it a copy it can
--- read in DP_PG_REFERENCE; by default ../shared/reference beside the sources.
-\getenv refdir DP_PG_REFERENCE
-\if :{?refdir}
-\else
+-- psql reads the files (\copy, from the source tree pg_regress runs on), so
+-- the server needs no access to the clone.
 \getenv abs_srcdir PG_ABS_SRCDIR
-\set refdir :abs_srcdir '/../shared/reference'
-\endif
+\cd :abs_srcdir
 
 -- the seed example (OSGT slides): sigma^2 = 40, m = 3, Delta = 1
 SELECT abs(variance / 27.704678326334606 - 1) < 1e-10 AS v_ok
@@ -31,18 +28,15 @@ $$ SELECT CASE WHEN t ~* 'e-([0-9]{4,}|3[2-9][0-9])' THEN 0 ELSE t::float8 END $
 CREATE TEMP TABLE ref_profile (case_id text, query text, family text, sens float8,
 	b float8, m float8, sigma float8, eps float8, delta float8);
 CREATE TEMP TABLE ref_lap (case_id text, query text, sens float8, b float8, eps float8, delta text, delta_quad text);
-\set f :refdir '/laplace_profile.csv'
-COPY ref_lap FROM :'f' WITH (FORMAT csv, HEADER true);
+\copy ref_lap FROM 'test/reference/laplace_profile.csv' WITH (FORMAT csv, HEADER true)
 INSERT INTO ref_profile SELECT case_id, query, 'laplace', sens, b, NULL, NULL, eps, pg_temp.ref_float(delta) FROM ref_lap;
 CREATE TEMP TABLE ref_gau (case_id text, query text, sens float8, sigma float8, variance float8,
 	eps float8, delta text, delta_quad text, note text);
-\set f :refdir '/gaussian_profile.csv'
-COPY ref_gau FROM :'f' WITH (FORMAT csv, HEADER true);
+\copy ref_gau FROM 'test/reference/gaussian_profile.csv' WITH (FORMAT csv, HEADER true)
 INSERT INTO ref_profile SELECT case_id, query, 'gaussian', sens, NULL, NULL, sigma, eps, pg_temp.ref_float(delta) FROM ref_gau;
 CREATE TEMP TABLE ref_osg (case_id text, query text, sens float8, m float8, sigma float8, sigma2 float8,
 	variance float8, eps0 float8, eps float8, formula_case int, delta text, delta_quad text, note text);
-\set f :refdir '/osgt_profile.csv'
-COPY ref_osg FROM :'f' WITH (FORMAT csv, HEADER true);
+\copy ref_osg FROM 'test/reference/osgt_profile.csv' WITH (FORMAT csv, HEADER true)
 INSERT INTO ref_profile SELECT case_id, query, 'osgt', sens, NULL, m, sigma, eps, pg_temp.ref_float(delta) FROM ref_osg;
 
 CREATE TEMP VIEW ref_profile_mech AS
@@ -81,8 +75,7 @@ FROM (SELECT case_id, variance, (dp_pg.calibrate(format('osgt(sigma=%s, m=%s)', 
 CREATE TEMP TABLE ref_rdp (case_id text, mechanism text, sens float8, b float8, m float8, sigma float8,
 	variance float8, alpha float8, rdp float8, rdp_quad float8, rdp_zeta_bound float8,
 	rdp_gauss_same_variance float8, Bbar float8);
-\set f :refdir '/rdp.csv'
-COPY ref_rdp FROM :'f' WITH (FORMAT csv, HEADER true);
+\copy ref_rdp FROM 'test/reference/rdp.csv' WITH (FORMAT csv, HEADER true)
 SELECT mechanism, count(*) AS checked,
        array_agg(case_id) FILTER (WHERE NOT (abs(r - rdp) <= 1e-9 * rdp OR (rdp < 1e-3 AND abs(r - rdp) <= 1e-12))) AS failed
 FROM (SELECT *, dp_pg.renyi((CASE mechanism
@@ -96,8 +89,7 @@ GROUP BY mechanism ORDER BY mechanism;
 CREATE TEMP TABLE ref_zcdp (case_id text, query text, rho float8, sens float8, sigma float8, delta float8,
 	eps float8, eps_bun_steinke float8, eps_cks float8, alpha_cks float8, eps_gauss_exact float8,
 	delta_cks float8, delta_gauss_exact float8);
-\set f :refdir '/zcdp_conversion.csv'
-COPY ref_zcdp FROM :'f' WITH (FORMAT csv, HEADER true);
+\copy ref_zcdp FROM 'test/reference/zcdp_conversion.csv' WITH (FORMAT csv, HEADER true)
 SELECT count(*) AS checked,
        array_agg(case_id) FILTER (WHERE abs(dp_pg.zcdp_epsilon(rho, delta) / eps_cks - 1) > 1e-9) AS failed
 FROM ref_zcdp WHERE query = 'eps_of_delta';
@@ -107,8 +99,7 @@ FROM ref_zcdp WHERE query = 'eps_of_delta';
 CREATE TEMP TABLE ref_cal (case_id text, sens float8, eps float8, delta float8, method text, param text,
 	value float8, m float8, sigma float8, variance float8, var_ratio_vs_analytic_gauss float8,
 	achieved_delta float8, note text);
-\set f :refdir '/calibration.csv'
-COPY ref_cal FROM :'f' WITH (FORMAT csv, HEADER true);
+\copy ref_cal FROM 'test/reference/calibration.csv' WITH (FORMAT csv, HEADER true)
 SELECT method, count(*) AS checked,
        array_agg(case_id) FILTER (WHERE NOT (got >= value * (1 - 1e-12) AND got <= value * 1.05)) AS failed
 FROM (SELECT r.*, CASE method

@@ -116,6 +116,9 @@ FROM unnest(ARRAY[
 	'SELECT g, (SELECT dp_count(id, ''laplace(epsilon=1)'') FROM people) FROM generate_series(1, 3) g WHERE g IN (SELECT dp_count(*) FROM nobody)',
 	'SELECT g, s.n FROM generate_series(1, 3) g, LATERAL (SELECT dp_count(*) AS n FROM people WHERE id > g) s',
 	'SELECT * FROM generate_series(1, 3) g WHERE EXISTS (SELECT dp_count(*) FROM people WHERE id = g)',
+	'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < (SELECT dp_count(*) FROM people WHERE id < r.n)) SELECT count(*) FROM r',
+	-- (an uncorrelated subquery in a recursive term is an InitPlan: computed
+	-- once however often the term runs, so it is answered)
 	'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < (SELECT dp_count(*) FROM people WHERE id < 3)) SELECT count(*) FROM r'
 ]) AS q;
 -- computed once, a dp aggregate may feed the rest of the query (post-processing)

@@ -6,6 +6,324 @@
 -- a database updated from 0.1.0 must end with the catalog of a fresh 0.2.0
 -- install (the upgrade test compares every member object and its definition).
 
+-- Canonical released keys (src/canonical.c, src/guard/canonical.c): the guard
+-- releases every GROUP BY key in its canonical spelling, so that a released
+-- key is a function of its equality class, never of one row's spelling
+-- (numeric 5.000 is 5, float -0 is 0, interval 24 hours is 1 day, ...).
+CREATE FUNCTION dp_pg.canonical_key(anyelement) RETURNS anyelement
+	AS 'MODULE_PATHNAME', 'dp_canonical_key' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.canonical_key(anyelement) IS
+	'the canonical spelling of a key (trailing zeros of numbers trimmed, -0 as 0, intervals justified, ...)';
+
+-- An order on dp_mechanism (family, form, parameters): with it the
+-- mechanism argument of dp_count(DISTINCT <privacy unit>, <mechanism>) can be
+-- sorted with the unit, as DISTINCT in an aggregate requires.
+CREATE FUNCTION dp_pg.mechanism_cmp(dp_mechanism, dp_mechanism) RETURNS int4
+	AS 'MODULE_PATHNAME', 'dp_mechanism_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.mechanism_lt(dp_mechanism, dp_mechanism) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_mechanism_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.mechanism_le(dp_mechanism, dp_mechanism) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_mechanism_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.mechanism_gt(dp_mechanism, dp_mechanism) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_mechanism_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.mechanism_ge(dp_mechanism, dp_mechanism) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_mechanism_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.mechanism_ne(dp_mechanism, dp_mechanism) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_mechanism_ne' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OPERATOR < (LEFTARG = dp_mechanism, RIGHTARG = dp_mechanism, FUNCTION = dp_pg.mechanism_lt,
+	COMMUTATOR = >, NEGATOR = >=);
+CREATE OPERATOR <= (LEFTARG = dp_mechanism, RIGHTARG = dp_mechanism, FUNCTION = dp_pg.mechanism_le,
+	COMMUTATOR = >=, NEGATOR = >);
+CREATE OPERATOR > (LEFTARG = dp_mechanism, RIGHTARG = dp_mechanism, FUNCTION = dp_pg.mechanism_gt,
+	COMMUTATOR = <, NEGATOR = <=);
+CREATE OPERATOR >= (LEFTARG = dp_mechanism, RIGHTARG = dp_mechanism, FUNCTION = dp_pg.mechanism_ge,
+	COMMUTATOR = <=, NEGATOR = <);
+CREATE OPERATOR <> (LEFTARG = dp_mechanism, RIGHTARG = dp_mechanism, FUNCTION = dp_pg.mechanism_ne,
+	COMMUTATOR = <>, NEGATOR = =);
+CREATE OPERATOR CLASS dp_pg.mechanism_ops DEFAULT FOR TYPE dp_mechanism USING btree AS
+	OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
+	FUNCTION 1 dp_pg.mechanism_cmp(dp_mechanism, dp_mechanism);
+
+--
+-- Accuracy: what each error bar covers, an average's and a quantile's own
+-- intervals (new columns of dp_pg.last_releases and dp_pg.error_bars, which
+-- are made again); protect() warns only of privileges it revoked; dp_sum and
+-- dp_avg without a mechanism; the bounds helpers.
+--
+DROP VIEW dp_pg.last_releases;
+DROP FUNCTION dp_pg.last_release_rows();
+DROP FUNCTION dp_pg.error_bars(text);
+-- Error bars of the session's last dp query (served from the cache or not):
+-- one row per call site (per released value for dp_avg, whose interval is
+-- its own); free (public parameters and released values only).
+CREATE FUNCTION dp_pg.last_release_rows(OUT site int, OUT aggregate text, OUT mechanism text,
+	OUT noise_sd float8, OUT ci95_halfwidth float8, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT from_cache boolean, OUT released_at timestamptz, OUT value float8, OUT ci95_lower float8,
+	OUT ci95_upper float8, OUT ci95_rank_halfwidth float8, OUT note text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_last_releases' LANGUAGE C VOLATILE;
+CREATE VIEW dp_pg.last_releases AS SELECT * FROM dp_pg.last_release_rows();
+CREATE FUNCTION dp_pg.error_bars(query text, OUT site int, OUT aggregate text, OUT mechanism text,
+	OUT noise_sd float8, OUT ci95_halfwidth float8, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT ci95_rank_halfwidth float8, OUT note text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_error_bars' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.error_bars(text) IS
+	'the error bars a query''s answers have: planned, not run, not charged (its noise depends on public parameters only); note says what each interval covers';
+GRANT SELECT ON dp_pg.last_releases TO PUBLIC;
+COMMENT ON VIEW dp_pg.last_releases IS
+	'the error bar of each value the session''s last dp query released: the closed 95% interval [answer - h, answer + h] of the noise (h = ci95_halfwidth), an average''s own [ci95_lower, ci95_upper], a quantile''s rank interval; note says what each covers (clamping and unit bounding are in none)';
+
+-- the interval is closed: its ends are included
+COMMENT ON FUNCTION dp_confidence_interval(float8, dp_mechanism, float8, float8) IS
+	'closed interval [lower, upper] (both ends included) that covers the true answer with probability at least level';
+
+-- protect(): only privileges granted to the analyst itself are revoked (and warned of)
+CREATE OR REPLACE FUNCTION dp_pg.revoke_from_analysts(tbl regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	r regrole;
+BEGIN
+	-- privileges granted to the analyst itself, on the table or its columns
+	-- (what REVOKE ... FROM it removes; those of dp_pg_analyst are protect()'s)
+	FOR r IN SELECT b.role FROM dp_pg.budgets b
+	         WHERE b.role <> (SELECT relowner FROM pg_class WHERE oid = tbl)
+	           AND (EXISTS (SELECT 1 FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = tbl AND a.grantee = b.role)
+	                OR EXISTS (SELECT 1 FROM pg_attribute t, aclexplode(t.attacl) a
+	                           WHERE t.attrelid = tbl AND a.grantee = b.role))
+	LOOP
+		EXECUTE format('REVOKE ALL ON %s FROM %s', tbl, r);
+		RAISE WARNING 'revoked the privileges of analyst % on protected table %', r, tbl;
+	END LOOP;
+END $$;
+
+--
+-- dp_sum(x, lower, upper) and dp_avg(x, lower, upper) without a mechanism
+-- (src/agg_sum.c): dp_pg.default_mechanism, like dp_count(*).  The
+-- transition functions are the four-argument forms' C functions (they never
+-- read the mechanism); the final functions name the kind.
+--
+CREATE FUNCTION dp_sum_int2_trans(int8, int2, int2, int2) RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_sum_int2_trans' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int4_trans(int8, int4, int4, int4) RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_sum_int4_trans' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int_default_final(int8) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(int2, int2, int2) (
+	SFUNC = dp_sum_int2_trans,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_sum_int_default_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(int2, int2, int2) IS
+	'noisy sum of values clamped to [lower, upper], mechanism from dp_pg.default_mechanism';
+CREATE AGGREGATE dp_sum(int4, int4, int4) (
+	SFUNC = dp_sum_int4_trans,
+	STYPE = int8,
+	COMBINEFUNC = pg_catalog.int8pl,
+	FINALFUNC = dp_sum_int_default_final,
+	INITCOND = '0',
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(int4, int4, int4) IS
+	'noisy sum of values clamped to [lower, upper], mechanism from dp_pg.default_mechanism';
+CREATE FUNCTION dp_sum_int8_trans(internal, int8, int8, int8) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_sum_int8_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_int8_default_final(internal) RETURNS int8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(int8, int8, int8) (
+	SFUNC = dp_sum_int8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_int8_deserialize,
+	FINALFUNC = dp_sum_int8_default_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(int8, int8, int8) IS
+	'noisy sum of values clamped to [lower, upper], mechanism from dp_pg.default_mechanism';
+CREATE FUNCTION dp_sum_float8_trans(internal, float8, float8, float8) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_sum_float8_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_float8_default_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(float8, float8, float8) (
+	SFUNC = dp_sum_float8_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_sum_float8_deserialize,
+	FINALFUNC = dp_sum_float8_default_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(float8, float8, float8) IS
+	'noisy sum of values clamped to [lower, upper], mechanism from dp_pg.default_mechanism';
+CREATE FUNCTION dp_sum_numeric_trans(internal, numeric, numeric, numeric) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_sum_numeric_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_sum_numeric_default_final(internal) RETURNS numeric
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_sum(numeric, numeric, numeric) (
+	SFUNC = dp_sum_numeric_trans,
+	STYPE = internal,
+	SSPACE = 128,
+	COMBINEFUNC = pg_catalog.numeric_avg_combine,
+	SERIALFUNC = pg_catalog.numeric_avg_serialize,
+	DESERIALFUNC = pg_catalog.numeric_avg_deserialize,
+	FINALFUNC = dp_sum_numeric_default_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_sum(numeric, numeric, numeric) IS
+	'noisy sum of values clamped to [lower, upper], mechanism from dp_pg.default_mechanism';
+CREATE FUNCTION dp_avg_trans(internal, float8, float8, float8) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_avg_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_avg_default_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_avg(float8, float8, float8) (
+	SFUNC = dp_avg_trans,
+	STYPE = internal,
+	SSPACE = 48,
+	COMBINEFUNC = dp_sum_fixed_combine,
+	SERIALFUNC = dp_sum_fixed_serialize,
+	DESERIALFUNC = dp_avg_deserialize,
+	FINALFUNC = dp_avg_default_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_avg(float8, float8, float8) IS
+	'noisy mean of values clamped to [lower, upper], mechanism from dp_pg.default_mechanism (half on the sum, half on the count)';
+
+--
+-- Choosing a privacy unit's bounds (docs/dba.md, "Choosing the bounds"): how
+-- many rows and groups the units of a table have, and what each candidate
+-- (max_groups_contributed, max_rows_per_unit) keeps of its rows and of a
+-- column's total.  They read raw rows: for the DBA (superuser, or a role the
+-- DBA grants EXECUTE and that may read the table), never for analysts.
+--
+CREATE FUNCTION dp_pg.bounds_source(tbl regclass, group_by name, privacy_unit name)
+RETURNS name LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	unit name := privacy_unit;
+BEGIN
+	IF tbl IS NULL THEN
+		RAISE EXCEPTION 'table must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF EXISTS (SELECT 1 FROM dp_pg.charged_roles()) THEN
+		RAISE EXCEPTION 'the bounds helpers read raw rows: they are for the DBA, not for analysts'
+			USING ERRCODE = '42501';
+	END IF;
+	IF unit IS NULL THEN
+		SELECT p.privacy_unit INTO unit FROM dp_pg.protected_tables p WHERE p.relid = tbl;
+	END IF;
+	IF unit IS NULL THEN
+		RAISE EXCEPTION 'table "%" has no privacy unit', tbl
+			USING ERRCODE = '22023', HINT = 'Name the unit column (privacy_unit => ...), or declare it with dp_pg.protect().';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = unit AND attnum > 0 AND NOT attisdropped) THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', unit, tbl USING ERRCODE = '42703';
+	END IF;
+	IF group_by IS NOT NULL AND NOT EXISTS (
+		SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = group_by AND attnum > 0 AND NOT attisdropped) THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', group_by, tbl USING ERRCODE = '42703';
+	END IF;
+	RETURN unit;
+END $$;
+
+CREATE FUNCTION dp_pg.unit_profile(tbl regclass, group_by name DEFAULT NULL, privacy_unit name DEFAULT NULL)
+RETURNS TABLE (statistic text, rows_per_unit float8, groups_per_unit float8, rows_per_unit_and_group float8)
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	unit name := dp_pg.bounds_source(tbl, group_by, privacy_unit);
+BEGIN
+	RETURN QUERY EXECUTE format($q$
+		WITH uc AS (SELECT %1$I AS u, %2$s AS c, count(*)::float8 AS n FROM %3$s GROUP BY 1, 2),
+		     uu AS (SELECT sum(n) AS n, count(*)::float8 AS g FROM uc GROUP BY u),
+		     s(statistic, q) AS (VALUES ('min', 0.0::float8), ('p25', 0.25), ('median', 0.5), ('p75', 0.75),
+		                               ('p90', 0.9), ('p99', 0.99), ('max', 1.0))
+		SELECT 'units', (SELECT count(*)::float8 FROM uu), NULL::float8, (SELECT count(*)::float8 FROM uc)
+		UNION ALL
+		SELECT 'mean', (SELECT avg(n) FROM uu), (SELECT avg(g) FROM uu), (SELECT avg(n) FROM uc)
+		UNION ALL
+		(SELECT s.statistic,
+		        (SELECT percentile_disc(s.q) WITHIN GROUP (ORDER BY n) FROM uu),
+		        (SELECT percentile_disc(s.q) WITHIN GROUP (ORDER BY g) FROM uu),
+		        (SELECT percentile_disc(s.q) WITHIN GROUP (ORDER BY n) FROM uc)
+		 FROM s ORDER BY s.q)$q$,
+		unit, CASE WHEN group_by IS NULL THEN '0' ELSE quote_ident(group_by) END, tbl);
+END $$;
+COMMENT ON FUNCTION dp_pg.unit_profile(regclass, name, name) IS
+	'how many rows (and groups of group_by) the privacy units of a table have: count, mean and percentiles (DBA only: reads raw rows)';
+
+CREATE FUNCTION dp_pg.bound_choices(tbl regclass, group_by name DEFAULT NULL, value_column name DEFAULT NULL,
+	lower numeric DEFAULT NULL, upper numeric DEFAULT NULL,
+	max_groups int[] DEFAULT '{1,2,3,5,10}', max_rows int[] DEFAULT '{1,2,3,5,10,20,50}',
+	privacy_unit name DEFAULT NULL)
+RETURNS TABLE (max_groups_contributed int, max_rows_per_unit int, units_whole float8, rows_kept float8,
+	total_kept float8)
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	unit name := dp_pg.bounds_source(tbl, group_by, privacy_unit);
+	x text := 'NULL::numeric';
+	gs int[];
+	rs int[];
+	lo numeric := lower;
+	hi numeric := upper;
+BEGIN
+	IF value_column IS NOT NULL THEN
+		IF NOT EXISTS (SELECT 1 FROM pg_attribute
+		               WHERE attrelid = tbl AND attname = value_column AND attnum > 0 AND NOT attisdropped) THEN
+			RAISE EXCEPTION 'column "%" of "%" does not exist', value_column, tbl USING ERRCODE = '42703';
+		END IF;
+		x := format('(%I)::numeric', value_column);
+		-- the bounds of the column's values when none are given: clamping then moves nothing
+		IF lo IS NULL OR hi IS NULL THEN
+			EXECUTE format('SELECT min(%1$s), max(%1$s) FROM %2$s WHERE %1$s <> ''NaN''', x, tbl)
+				INTO STRICT lower, upper;
+			lo := coalesce(lo, lower);
+			hi := coalesce(hi, upper);
+		END IF;
+		IF lo > hi THEN
+			RAISE EXCEPTION 'lower must not be greater than upper' USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	-- the candidates, with the table's declared bounds among them
+	SELECT array_agg(DISTINCT v ORDER BY v) INTO gs
+	FROM unnest(max_groups || (SELECT array_agg(p.max_groups_contributed) FROM dp_pg.protected_tables p
+	                           WHERE p.relid = tbl)) v WHERE v IS NOT NULL;
+	SELECT array_agg(DISTINCT v ORDER BY v) INTO rs
+	FROM unnest(max_rows || (SELECT array_agg(p.max_rows_per_unit) FROM dp_pg.protected_tables p
+	                         WHERE p.relid = tbl)) v WHERE v IS NOT NULL;
+	IF gs IS NULL OR rs IS NULL OR gs[1] < 1 OR rs[1] < 1 THEN
+		RAISE EXCEPTION 'the candidate bounds must be positive' USING ERRCODE = '22023';
+	END IF;
+	IF group_by IS NULL THEN
+		gs := ARRAY[1];		-- one group per unit: max_groups_contributed does not matter
+	END IF;
+	-- per (unit, group): rows n, values k, clamped sum s (each unit's sum is then
+	-- clamped to [least(k, r) lo, least(k, r) hi]); a unit with c groups keeps
+	-- each with probability least(1, g / c) (g of them at random)
+	RETURN QUERY EXECUTE format($q$
+		WITH uc AS (SELECT %1$I AS u, count(*)::float8 AS n, count(%3$s)::float8 AS k,
+		                   sum(least(greatest(%3$s, $1), $2))::float8 AS s, sum(%3$s)::float8 AS raw
+		            FROM %4$s GROUP BY %1$I, %2$s),
+		     j AS (SELECT n, k, s, (count(*) OVER w)::float8 AS c, max(n) OVER w AS most, row_number() OVER w = 1 AS first
+		           FROM uc WINDOW w AS (PARTITION BY u)),
+		     d AS (SELECT n, k, s, c, most, first, count(*)::float8 AS m FROM j GROUP BY 1, 2, 3, 4, 5, 6),
+		     tot AS (SELECT sum(n) AS n, sum(raw) AS raw FROM uc)
+		SELECT CASE WHEN $5 THEN g END, r,
+		       sum(m) FILTER (WHERE first AND c <= g AND most <= r) / sum(m) FILTER (WHERE first),
+		       sum(m * least(d.n, r) * least(1.0, g / c)) / max(tot.n),
+		       sum(m * coalesce(least(greatest(s, least(k, r) * $1::float8), least(k, r) * $2::float8), 0)
+		           * least(1.0, g / c)) / nullif(max(tot.raw), 0)
+		FROM d, tot, unnest($3) g, unnest($4) r
+		GROUP BY g, r ORDER BY g, r$q$,
+		unit, CASE WHEN group_by IS NULL THEN '0::int' ELSE quote_ident(group_by) END, x, tbl)
+	USING lo, hi, gs, rs, group_by IS NOT NULL;
+END $$;
+COMMENT ON FUNCTION dp_pg.bound_choices(regclass, name, name, numeric, numeric, int[], int[], name) IS
+	'for each candidate (max_groups_contributed, max_rows_per_unit): the share of units kept whole, of rows and of a column''s total that the bounding keeps (DBA only: reads raw rows)';
+REVOKE EXECUTE ON FUNCTION dp_pg.bounds_source(regclass, name, name), dp_pg.unit_profile(regclass, name, name),
+	dp_pg.bound_choices(regclass, name, name, numeric, numeric, int[], int[], name) FROM PUBLIC;
+
 -- Synthetic twins (src/synth; docs/analyst.md, "Synthetic twins"): a new
 -- table owned by the caller, filled with rows drawn from a model fitted to
 -- differentially private measurements of a protected table, charged once
@@ -15,3 +333,17 @@ CREATE FUNCTION dp_pg.synthesize(source regclass, target text, mechanism dp_mech
 	RETURNS bigint AS 'MODULE_PATHNAME', 'dp_synthesize' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION dp_pg.synthesize(regclass, text, dp_mechanism, name[], int, bigint) IS
 	'make table target, a synthetic twin of a protected table: rows drawn from differentially private 1-way and 2-way marginals, charged once with the cost of mechanism; returns its number of rows';
+
+-- Monitoring without a superuser (docs/dba.md, "Monitoring"): members of
+-- pg_read_all_stats, and so of pg_monitor (what a monitoring agent such as
+-- Prometheus' postgres_exporter logs in as), read every role's rows of
+-- dp_pg.budgets and dp_pg.ledger (granted to PUBLIC; the C functions decide
+-- the rows), the log of refused queries and the kept answers' metadata.  The
+-- C functions keep a member that is an analyst to its own rows.
+GRANT EXECUTE ON FUNCTION dp_pg.refusal_rows() TO pg_read_all_stats;
+GRANT SELECT ON dp_pg.guard_refusals TO pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION dp_pg.answer_cache_rows() TO pg_read_all_stats;
+GRANT SELECT ON dp_pg.answer_cache TO pg_read_all_stats;
+COMMENT ON VIEW dp_pg.guard_refusals IS 'refused analyst queries (who, when, which rule), newest dp_pg.refusal_log_size kept; superusers and monitoring roles (pg_read_all_stats, pg_monitor) without a budget, from any database';
+COMMENT ON VIEW dp_pg.answer_cache IS
+	'the kept answers of every budget set (superusers and monitoring roles without a budget): served again uncharged to the same budgets until a table they read changes';

@@ -32,7 +32,7 @@ SELECT dp_pg.protect('qt.u', 'person', 1, 1);
 SELECT dp_pg.protect('qt.v', 'person', 1, 3);
 SELECT dp_pg.set_budget('dp_q_an', 1e9, 1e-3);
 CREATE FUNCTION qt.charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'dp_q_an'::regrole AND kind = 'charge'
+	SELECT count(*) FROM dp_pg.ledger WHERE role = 'dp_q_an'::regrole AND kind = 'charge'
 $$;
 GRANT EXECUTE ON FUNCTION qt.charges() TO PUBLIC;
 -- an answer is a boundary lower + j (upper - lower) / 1024
@@ -95,14 +95,14 @@ SELECT dp_median(x, 0, 100, 'laplace(epsilon=30)') AS vm FROM qt.v \gset
 SELECT abs(:vm - 50) <= 10 AS heavy_person_bounded;
 RESET SESSION AUTHORIZATION;
 SELECT detail->'sites'->0->>'unit_rows' AS rows_per_unit, detail->'sites'->0->>'aggregate' AS aggregate, epsilon
-FROM dp_pg.ledger_entries WHERE role = 'dp_q_an'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
+FROM dp_pg.ledger WHERE role = 'dp_q_an'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
 SET SESSION AUTHORIZATION dp_q_an;
 
 -- what a release costs: epsilon, no delta, rho = epsilon^2 / 8 (bounded range), the exponential mechanism
 RESET SESSION AUTHORIZATION;
 SELECT epsilon, delta, round(rho::numeric, 6) AS rho, detail->'sites'->0->>'aggregate' AS aggregate,
        detail->'sites'->0->>'mechanism' AS mechanism, round((detail->'sites'->0->'rdp'->>0)::numeric, 6) AS rdp_first
-FROM dp_pg.ledger_entries WHERE role = 'dp_q_an'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
+FROM dp_pg.ledger WHERE role = 'dp_q_an'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
 SET SESSION AUTHORIZATION dp_q_an;
 
 -- the quantiles BI tools write, on the column's value domain, with the plain aggregates' types
@@ -157,4 +157,9 @@ SELECT dp_pg.unprotect('qt.u');
 SELECT dp_pg.unprotect('qt.v');
 SELECT dp_pg.drop_budget('dp_q_an');
 DROP SCHEMA qt CASCADE;
-DROP ROLE dp_q_owner, dp_q_an;
+-- the roles of this file, their budgets and ledger rows
+\set forget 'dp_q_owner dp_q_an'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

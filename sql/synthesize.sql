@@ -56,11 +56,11 @@ SELECT dp_pg.set_budget('dp_s_an', 1000, 1e-3);
 SELECT dp_pg.set_budget('dp_s_an2', 1000, 1e-3);
 SELECT dp_pg.set_budget('dp_s_other', 1, NULL);
 CREATE FUNCTION st.charges(r text DEFAULT 'dp_s_an') RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = r::regrole AND kind = 'charge'
+	SELECT count(*) FROM dp_pg.ledger WHERE role = r::regrole AND kind = 'charge'
 $$;
 GRANT EXECUTE ON FUNCTION st.charges(text) TO PUBLIC;
-CREATE FUNCTION st.last_charge(r text DEFAULT 'dp_s_an') RETURNS dp_pg.ledger_entries LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-	SELECT * FROM dp_pg.ledger_entries WHERE role = r::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1
+CREATE FUNCTION st.last_charge(r text DEFAULT 'dp_s_an') RETURNS dp_pg.ledger LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
+	SELECT * FROM dp_pg.ledger WHERE role = r::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1
 $$;
 GRANT EXECUTE ON FUNCTION st.last_charge(text) TO PUBLIC;
 
@@ -184,7 +184,9 @@ DROP SCHEMA st CASCADE;
 SELECT dp_pg.drop_budget('dp_s_an');
 SELECT dp_pg.drop_budget('dp_s_an2');
 SELECT dp_pg.drop_budget('dp_s_other');
-DROP ROLE dp_s_owner;
-DROP ROLE dp_s_an;
-DROP ROLE dp_s_an2;
-DROP ROLE dp_s_other;
+-- the roles of this file, their budgets and ledger rows
+\set forget 'dp_s_owner dp_s_an dp_s_an2 dp_s_other'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

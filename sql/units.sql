@@ -223,7 +223,7 @@ $$;
 -- Every ledger row (any role, any kind): errors must not add any.
 CREATE FUNCTION unit_test.ledger_rows() RETURNS bigint LANGUAGE sql SECURITY DEFINER
 	SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries
+	SELECT count(*) FROM dp_pg.ledger
 $$;
 -- Run a statement; report "SQLSTATE: message" (or "no error"), and
 -- " [LEDGER GREW]" if a ledger row was added meanwhile.

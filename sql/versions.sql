@@ -124,4 +124,9 @@ DROP TABLE ver_class_masked, ver_harmless;
 SELECT count(*) AS unprotected FROM (SELECT dp_pg.unprotect('ver.t')) s;
 SELECT dp_pg.drop_budget('ver_ana') IS NOT NULL AS dropped;
 DROP SCHEMA ver CASCADE;
-DROP ROLE ver_ana;
+-- the roles of this file, their budgets and ledger rows
+\set forget 'ver_ana'
+\set forget_gone 0
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set inc :abs_srcdir '/sql/forget_roles.inc'
+\i :inc

@@ -32,6 +32,9 @@ extern bool dp_pg_preloaded;
 /* Install the numeric core's error handler. */
 extern void DpAggCommonInit(void);
 
+/* A hint for the syntax error of dp_count(*, mechanism) (emit_log_hook). */
+extern void DpCountSyntaxHint(ErrorData *edata);
+
 /* ERROR unless dp_pg was loaded by shared_preload_libraries (fail closed). */
 extern void DpRequirePreload(void);
 
@@ -46,6 +49,11 @@ extern const DpAggKind dp_sum_int8_kind;
 extern const DpAggKind dp_sum_float8_kind;
 extern const DpAggKind dp_sum_numeric_kind;
 extern const DpAggKind dp_avg_kind;
+extern const DpAggKind dp_sum_int_default_kind;
+extern const DpAggKind dp_sum_int8_default_kind;
+extern const DpAggKind dp_sum_float8_default_kind;
+extern const DpAggKind dp_sum_numeric_default_kind;
+extern const DpAggKind dp_avg_default_kind;
 extern const DpAggKind dp_bounded_count_kind;
 extern const DpAggKind dp_histogram_bins_kind;
 extern const DpAggKind dp_histogram_width_kind;

@@ -9,8 +9,12 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+
 #include "common/int.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "tcop/tcopprot.h"
 
 #include "agg_common.h"
 
@@ -84,4 +88,44 @@ Datum
 dp_count_final(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT64(DpNoisyCount(fcinfo, DpCallSiteForFinal(fcinfo, &dp_count_kind)));
+}
+
+/*
+ * dp_count(*, mechanism) is not SQL (an aggregate's * stands alone), so the
+ * parser stops at its comma with a bare syntax error: give that error a hint
+ * saying what to write (the statement's own text, nothing else, is read).
+ */
+void
+DpCountSyntaxHint(ErrorData *edata)
+{
+	const char *q = debug_query_string;
+	int			off;
+	int			i;
+
+	if (edata->elevel != ERROR || edata->sqlerrcode != ERRCODE_SYNTAX_ERROR || edata->hint != NULL ||
+		edata->cursorpos <= 1 || q == NULL)
+		return;
+	/* cursorpos counts characters from 1: the byte of the token the parser stopped at */
+	off = pg_mbcharcliplen(q, strlen(q), edata->cursorpos - 1);
+	if (q[off] != ',')
+		return;
+	i = off - 1;
+	while (i >= 0 && isspace((unsigned char) q[i]))
+		i--;
+	if (i < 0 || q[i] != '*')
+		return;
+	i--;
+	while (i >= 0 && isspace((unsigned char) q[i]))
+		i--;
+	if (i < 0 || q[i] != '(')
+		return;
+	i--;
+	while (i >= 0 && isspace((unsigned char) q[i]))
+		i--;
+	/* "dp_count" (or "public".dp_count ...), not a longer name ending in it */
+	if (i < 7 || pg_strncasecmp(q + i - 7, "dp_count", 8) != 0 ||
+		(i >= 8 && (isalnum((unsigned char) q[i - 8]) || q[i - 8] == '_')))
+		return;
+	edata->hint = pstrdup("dp_count(*) takes no mechanism: count rows with dp_count(1, '<mechanism>'), "
+						  "or set dp_pg.default_mechanism, which dp_count(*) uses.");
 }

@@ -56,19 +56,23 @@
 #include "common/shortest_dec.h"
 #include "fmgr.h"
 #include "libpq/pqformat.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "agg_common.h"
 #include "agg_state.h"
+#include "cache.h"
 #include "calibrate.h"
+#include "canonical.h"
 
 PG_FUNCTION_INFO_V1(dp_histogram_bins_trans);
 PG_FUNCTION_INFO_V1(dp_histogram_bins_final);
@@ -693,6 +697,8 @@ typedef struct DpHistSite
 	int			nbins;
 	char	  **labels;
 	int64		threshold;		/* partition selection: release iff noisy count >= threshold */
+	bool		canon_ready;	/* partition selection: canon is set */
+	DpCanon    *canon;			/* the keys' canonical spelling (canonical.c), or NULL */
 } DpHistSite;
 
 /* ERROR 22023 if two labels are equal (they would collide as jsonb keys). */
@@ -1161,6 +1167,18 @@ DpHistKeysPlan(DpCallSite *site, Datum *values, bool *isnull)
 	site->extra = ex;
 }
 
+/* What partition selection's interval covers (DpAggKind.bar). */
+static void
+DpHistKeysBar(const DpCallSite *site, DpSiteBar *bar)
+{
+	const DpHistSite *ex = site->extra;
+
+	snprintf(bar->note, sizeof(bar->note),
+			 "[answer - h, answer + h] (closed, h = ci95_halfwidth) holds a released key's count with "
+			 "probability 0.95 or more: the noise alone.  Keys (groups) whose noisy count is below "
+			 INT64_FORMAT " are not released at all.", ex->threshold);
+}
+
 const DpAggKind dp_histogram_keys_kind = {
 	.name = "dp_histogram",
 	.finalfn = dp_histogram_keys_final,
@@ -1169,6 +1187,7 @@ const DpAggKind dp_histogram_keys_kind = {
 	.mech_argno = 1,
 	.nconst = 0,
 	.plan = DpHistKeysPlan,
+	.bar = DpHistKeysBar,
 };
 
 /* Final function of dp_histogram(key, mech): the keys whose noisy count reaches the threshold. */
@@ -1188,12 +1207,23 @@ dp_histogram_keys_final(PG_FUNCTION_ARGS)
 
 		if (aggref == NULL || linitial_oid(aggref->aggargtypes) != ks->ops.typid)
 			DpStateCorrupt(hist_name, "The state's key type is not the aggregate's.");
+		if (!ex->canon_ready)
+		{
+			/* a released label is its key's canonical spelling, never the first row's */
+			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(ex));
+			const char *refusal;
+
+			ex->canon = DpCanonPlan(ks->ops.typid, exprTypmod((Node *) linitial_node(TargetEntry, aggref->args)->expr),
+									PG_GET_COLLATION(), &refusal);
+			ex->canon_ready = true;
+			MemoryContextSwitchTo(old);
+		}
 		for (int i = 0; i < ks->nkeys; i++)
 		{
 			int64		n = DpNoisyCount(site, ks->counts[i]);
 
 			if (n >= ex->threshold)
-				DpJsonbPut(&ps, DpKeyLabel(&ks->ops, ks->keys[i]), n);
+				DpJsonbPut(&ps, DpKeyLabel(&ks->ops, DpCanonValue(ex->canon, ks->keys[i])), n);
 		}
 	}
 	res = pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
@@ -1230,6 +1260,7 @@ const DpAggKind dp_partition_keep_kind = {
 	.mech_argno = 0,
 	.nconst = 0,
 	.plan = DpHistKeysPlan,
+	.bar = DpHistKeysBar,
 };
 
 /* Final function of dp_pg.partition_keep: is the group's noisy count at least tau? */

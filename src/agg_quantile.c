@@ -38,6 +38,7 @@
 
 #include "agg_common.h"
 #include "agg_state.h"
+#include "cache.h"
 #include "quantile.h"
 
 PG_FUNCTION_INFO_V1(dp_quantile_trans);
@@ -144,6 +145,26 @@ DpQuantilePlan(DpCallSite *site, Datum *values, bool *isnull)
 	site->plan.sigma = NAN;
 }
 
+/*
+ * A quantile's interval is on the rank scale (quantile.h): a value-scale
+ * interval would need the data around the answer, which is not released.
+ */
+static void
+DpQuantileBar(const DpCallSite *site, DpSiteBar *bar)
+{
+	DpQuantileSite *qs = site->extra;
+	double		g = (double) qs->gamma.num / (double) qs->gamma.den;
+
+	bar->sd = NAN;
+	bar->h95 = NAN;
+	bar->rank_h95 = dp_quantile_rank_halfwidth(qs->gamma, DP_QUANTILE_CELLS, 0.95);
+	snprintf(bar->note, sizeof(bar->note),
+			 "A rank interval (t = ci95_rank_halfwidth): with probability 0.95 or more the number of values "
+			 "below the answer is within t of the rank asked for, floor(q n) kept min(%.0f, n / 4) from either "
+			 "end, up to the values of one of the 1,024 cells of [%g, %g].  Not in it: values moved to the bounds.",
+			 ceil((log(DP_QUANTILE_CELLS + 1.0) + 4.0) / g), qs->lower, qs->upper);
+}
+
 const DpAggKind dp_quantile_kind = {
 	.name = "dp_quantile",
 	.finalfn = dp_quantile_final,
@@ -153,6 +174,7 @@ const DpAggKind dp_quantile_kind = {
 	.const_argnos = {1, 2, 3},
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 const DpAggKind dp_quantile_default_kind = {
@@ -164,6 +186,7 @@ const DpAggKind dp_quantile_default_kind = {
 	.const_argnos = {1, 2, 3},
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 const DpAggKind dp_median_kind = {
@@ -175,6 +198,7 @@ const DpAggKind dp_median_kind = {
 	.const_argnos = {1, 2},
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 const DpAggKind dp_median_default_kind = {
@@ -186,6 +210,7 @@ const DpAggKind dp_median_default_kind = {
 	.const_argnos = {1, 2},
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 /* The bounded form (guard/units.c): (values[], q, lower, upper, mech, weight, rows, groups). */
@@ -199,6 +224,7 @@ const DpAggKind dp_bounded_quantile_kind = {
 	.bounded_extra = 3,
 	.own_cost = true,
 	.plan = DpQuantilePlan,
+	.bar = DpQuantileBar,
 };
 
 /* A new state in the aggregate context, bounds checked. */
@@ -418,32 +444,11 @@ dp_quantile_deserialize(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
-/*
- * The rank asked for: floor(q n); for q = 0 and q = 1 (min and max) the k-th
- * smallest or largest value instead, k = max(ceil((ln(N + 1) + 4) / gamma),
- * floor(n / 20)).  Every boundary beyond the data has the best utility the
- * extreme itself can have (no value below the minimum), so asking for the
- * extreme spreads the answer over the empty part of the domain; asking for
- * the k-th value gives those boundaries weight at most e^-4 / (N + 1) each
- * against a boundary at the k-th value, and the n / 20 keeps a value shared
- * by up to 10% of the rows (integers) from tying with them.  Either way
- * r(n + 1) - r(n) is 0 or 1, which the sensitivity needs.
- */
+/* The rank asked for (the small-group rule is quantile.h's dp_quantile_target). */
 static uint64
 DpQuantileTarget(const DpQuantileSite *qs, uint64 n)
 {
-	double		g = (double) qs->gamma.num / (double) qs->gamma.den;
-	double		kd = ceil((log(DP_QUANTILE_CELLS + 1.0) + 4.0) / g);
-	uint64		k = kd >= 1e18 ? (uint64) 1e18 : (uint64) kd;
-
-	if (n / 20 > k)
-		k = n / 20;
-
-	if (qs->q == 0.0)
-		return n < k ? n : k;
-	if (qs->q == 1.0)
-		return n > k ? n - k : 0;
-	return dp_quantile_rank(qs->q, n);
+	return dp_quantile_target(qs->q, n, qs->gamma, DP_QUANTILE_CELLS);
 }
 
 /* Release one boundary for the group (an empty group too: nothing about it is withheld). */

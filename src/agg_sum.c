@@ -48,6 +48,7 @@
 
 #include "agg_common.h"
 #include "agg_state.h"
+#include "cache.h"
 #include "fixedsum.h"
 
 PG_FUNCTION_INFO_V1(dp_sum_int2_trans);
@@ -61,6 +62,11 @@ PG_FUNCTION_INFO_V1(dp_sum_numeric_trans);
 PG_FUNCTION_INFO_V1(dp_sum_numeric_final);
 PG_FUNCTION_INFO_V1(dp_avg_trans);
 PG_FUNCTION_INFO_V1(dp_avg_final);
+PG_FUNCTION_INFO_V1(dp_sum_int_default_final);
+PG_FUNCTION_INFO_V1(dp_sum_int8_default_final);
+PG_FUNCTION_INFO_V1(dp_sum_float8_default_final);
+PG_FUNCTION_INFO_V1(dp_sum_numeric_default_final);
+PG_FUNCTION_INFO_V1(dp_avg_default_final);
 PG_FUNCTION_INFO_V1(dp_sum_fixed_combine);
 PG_FUNCTION_INFO_V1(dp_sum_fixed_serialize);
 PG_FUNCTION_INFO_V1(dp_sum_int8_deserialize);
@@ -375,6 +381,40 @@ DpAvgPlan(DpCallSite *site, Datum *values, bool *isnull)
 	}
 }
 
+/* What a sum's interval covers (DpAggKind.bar). */
+static void
+DpSumBar(const DpCallSite *site, DpSiteBar *bar)
+{
+	strlcpy(bar->note, "[answer - h, answer + h] (closed, h = ci95_halfwidth) holds the sum of the values "
+			"clamped to the bounds with probability 0.95 or more: the noise alone.  Not in it: how far "
+			"values outside the bounds were moved to them.", sizeof(bar->note));
+}
+
+/*
+ * An average's interval is its own per released value (dp_avg_final): its
+ * noisy sum and count each within their 97.5% half-widths, |avg - truth| <=
+ * (|Z_sum| + w |Z_count|) / noisy count, w = (upper - lower) / 2.  Without
+ * the values: that half-width over the count.
+ */
+static void
+DpAvgBar(const DpCallSite *site, DpSiteBar *bar)
+{
+	DpSumSite  *ex = site->extra;
+	double		hs = dp_noise_plan_halfwidth(&ex->fs.noise, 0.975);
+	double		hn = dp_noise_plan_halfwidth(&ex->count, 0.975);
+	double		w = ex->fb.upper / 2.0 - ex->fb.lower / 2.0;
+
+	bar->sd = NAN;
+	bar->h95 = NAN;
+	bar->per_value = true;
+	snprintf(bar->note, sizeof(bar->note),
+			 "Per group (a row per released value): [ci95_lower, ci95_upper] holds the average of the clamped "
+			 "values with probability 0.95 or more, from its noisy sum (+-%.6g) and count (+-%.6g), each at "
+			 "97.5%%: answer +-(%.6g + %.6g * %.6g) / noisy count, about / n for a group of n values.  Not in "
+			 "it: values moved to the bounds.",
+			 hs, hn, hs, w, hn);
+}
+
 const DpAggKind dp_sum_int_kind = {
 	.name = "dp_sum",
 	.finalfn = dp_sum_int_final,
@@ -383,6 +423,7 @@ const DpAggKind dp_sum_int_kind = {
 	.nconst = 2,
 	.const_argnos = {1, 2},
 	.plan = DpSumIntegerPlan,
+	.bar = DpSumBar,
 };
 
 const DpAggKind dp_sum_int8_kind = {
@@ -394,6 +435,7 @@ const DpAggKind dp_sum_int8_kind = {
 	.nconst = 2,
 	.const_argnos = {1, 2},
 	.plan = DpSumIntegerPlan,
+	.bar = DpSumBar,
 };
 
 const DpAggKind dp_sum_float8_kind = {
@@ -405,6 +447,7 @@ const DpAggKind dp_sum_float8_kind = {
 	.nconst = 2,
 	.const_argnos = {1, 2},
 	.plan = DpSumFloat8Plan,
+	.bar = DpSumBar,
 };
 
 const DpAggKind dp_sum_numeric_kind = {
@@ -416,6 +459,7 @@ const DpAggKind dp_sum_numeric_kind = {
 	.nconst = 2,
 	.const_argnos = {1, 2},
 	.plan = DpSumNumericPlan,
+	.bar = DpSumBar,
 };
 
 const DpAggKind dp_avg_kind = {
@@ -427,6 +471,67 @@ const DpAggKind dp_avg_kind = {
 	.nconst = 2,
 	.const_argnos = {1, 2},
 	.plan = DpAvgPlan,
+	.bar = DpAvgBar,
+};
+
+/*
+ * dp_sum(x, lower, upper) and dp_avg(x, lower, upper): the mechanism is
+ * dp_pg.default_mechanism (the transition functions are the same; only the
+ * final functions differ, so that each form is its own kind).
+ */
+const DpAggKind dp_sum_int_default_kind = {
+	.name = "dp_sum",
+	.finalfn = dp_sum_int_default_final,
+	.nargs = 3,
+	.mech_argno = -1,
+	.nconst = 2,
+	.const_argnos = {1, 2},
+	.plan = DpSumIntegerPlan,
+	.bar = DpSumBar,
+};
+
+const DpAggKind dp_sum_int8_default_kind = {
+	.name = "dp_sum",
+	.finalfn = dp_sum_int8_default_final,
+	.nargs = 3,
+	.mech_argno = -1,
+	.nconst = 2,
+	.const_argnos = {1, 2},
+	.plan = DpSumIntegerPlan,
+	.bar = DpSumBar,
+};
+
+const DpAggKind dp_sum_float8_default_kind = {
+	.name = "dp_sum",
+	.finalfn = dp_sum_float8_default_final,
+	.nargs = 3,
+	.mech_argno = -1,
+	.nconst = 2,
+	.const_argnos = {1, 2},
+	.plan = DpSumFloat8Plan,
+	.bar = DpSumBar,
+};
+
+const DpAggKind dp_sum_numeric_default_kind = {
+	.name = "dp_sum",
+	.finalfn = dp_sum_numeric_default_final,
+	.nargs = 3,
+	.mech_argno = -1,
+	.nconst = 2,
+	.const_argnos = {1, 2},
+	.plan = DpSumNumericPlan,
+	.bar = DpSumBar,
+};
+
+const DpAggKind dp_avg_default_kind = {
+	.name = "dp_avg",
+	.finalfn = dp_avg_default_final,
+	.nargs = 3,
+	.mech_argno = -1,
+	.nconst = 2,
+	.const_argnos = {1, 2},
+	.plan = DpAvgPlan,
+	.bar = DpAvgBar,
 };
 
 /*
@@ -506,14 +611,26 @@ DpReleaseInt8Sum(FunctionCallInfo fcinfo, DpCallSite *site)
 	return DpReleaseBigint(&ex->fs, state ? state->sum : 0);
 }
 
-Datum
-dp_sum_int_final(PG_FUNCTION_ARGS)
+static Datum
+DpSumIntFinal(FunctionCallInfo fcinfo, const DpAggKind *kind)
 {
-	DpCallSite *site = DpCallSiteForFinal(fcinfo, &dp_sum_int_kind);
+	DpCallSite *site = DpCallSiteForFinal(fcinfo, kind);
 	DpSumSite  *ex = site->extra;
 	int64		sum = PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0);
 
 	PG_RETURN_INT64(DpReleaseBigint(&ex->fs, (int128) sum));
+}
+
+Datum
+dp_sum_int_final(PG_FUNCTION_ARGS)
+{
+	return DpSumIntFinal(fcinfo, &dp_sum_int_kind);
+}
+
+Datum
+dp_sum_int_default_final(PG_FUNCTION_ARGS)
+{
+	return DpSumIntFinal(fcinfo, &dp_sum_int_default_kind);
 }
 
 /* Final function of dp_sum(int8): int128 state. */
@@ -521,6 +638,12 @@ Datum
 dp_sum_int8_final(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT64(DpReleaseInt8Sum(fcinfo, DpCallSiteForFinal(fcinfo, &dp_sum_int8_kind)));
+}
+
+Datum
+dp_sum_int8_default_final(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(DpReleaseInt8Sum(fcinfo, DpCallSiteForFinal(fcinfo, &dp_sum_int8_default_kind)));
 }
 
 /*
@@ -549,10 +672,10 @@ dp_bounded_count_final(PG_FUNCTION_ARGS)
 }
 
 /* Final function of dp_sum(float8). */
-Datum
-dp_sum_float8_final(PG_FUNCTION_ARGS)
+static Datum
+DpSumFloat8Final(FunctionCallInfo fcinfo, const DpAggKind *kind)
 {
-	DpCallSite *site = DpCallSiteForFinal(fcinfo, &dp_sum_float8_kind);
+	DpCallSite *site = DpCallSiteForFinal(fcinfo, kind);
 	DpSumSite  *ex = site->extra;
 	DpSumState *state = PG_ARGISNULL(0) ? NULL : (DpSumState *) PG_GETARG_POINTER(0);
 
@@ -561,11 +684,63 @@ dp_sum_float8_final(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(DpReleaseFloat8(&ex->fs, state ? state->sum : 0));
 }
 
-/* Final function of dp_avg: center + noisy centred sum / max(noisy count, 1), clamped. */
 Datum
-dp_avg_final(PG_FUNCTION_ARGS)
+dp_sum_float8_final(PG_FUNCTION_ARGS)
 {
-	DpCallSite *site = DpCallSiteForFinal(fcinfo, &dp_avg_kind);
+	return DpSumFloat8Final(fcinfo, &dp_sum_float8_kind);
+}
+
+Datum
+dp_sum_float8_default_final(PG_FUNCTION_ARGS)
+{
+	return DpSumFloat8Final(fcinfo, &dp_sum_float8_default_kind);
+}
+
+/*
+ * The 95% interval of a released average (dp_pg.last_releases).  With S and
+ * N the exact centred sum and count (N >= 1: an empty group has no average
+ * to cover), m = S / N, |m| <= w = (upper - lower) / 2, and the noisy ones
+ * S + Z_s, N + Z_n with N + Z_n >= 1, the released average before its clamp
+ * is exactly
+ *     center + (S + Z_s) / (N + Z_n) = center + m + (Z_s - m Z_n) / (N + Z_n),
+ * so with probability 0.975 each |Z_s| <= hs and |Z_n| <= hn (both with
+ * 0.95), and then the true average lies within (hs + w hn) / (N + Z_n) of
+ * it; clamping the answer to [lower, upper], where the truth lies, only
+ * brings it nearer.  A noisy count below 1 gives [lower, upper].  hs is
+ * widened by one release lattice step (the exact sum is rounded to it
+ * before the noise) and the result by one fixed-point unit (each value is
+ * rounded to one); both are far below the noise.  Computed from released
+ * noisy values only: post-processing, free.
+ */
+static void
+DpAvgNoteInterval(const DpCallSite *site, double avg, double sum, int64 count)
+{
+	DpSumSite  *ex = site->extra;
+	double		hs = dp_noise_plan_halfwidth(&ex->fs.noise, 0.975) + ldexp(1.0, ex->fs.unit_exp + ex->fs.shift);
+	double		hn = dp_noise_plan_halfwidth(&ex->count, 0.975);
+	double		w = ex->fb.upper / 2.0 - ex->fb.lower / 2.0;
+	double		lower = ex->fb.lower;
+	double		upper = ex->fb.upper;
+	double		n = Max((double) count, 1.0);
+	double		sd;
+
+	if (count >= 1)
+	{
+		double		h = (hs + w * hn) / (double) count + ldexp(1.0, ex->fb.unit_exp);
+
+		lower = Max(lower, avg - h);
+		upper = Min(upper, avg + h);
+	}
+	/* about: the standard deviation of (Z_s - m Z_n) / N at m = the released centred average */
+	sd = sqrt(ex->fs.noise.variance + (sum / n) * (sum / n) * ex->count.variance) / n;
+	DpCacheNoteValue(site, avg, sd, lower, upper);
+}
+
+/* Final function of dp_avg: center + noisy centred sum / max(noisy count, 1), clamped. */
+static Datum
+DpAvgFinal(FunctionCallInfo fcinfo, const DpAggKind *kind)
+{
+	DpCallSite *site = DpCallSiteForFinal(fcinfo, kind);
 	DpSumSite  *ex = site->extra;
 	DpSumState *state = PG_ARGISNULL(0) ? NULL : (DpSumState *) PG_GETARG_POINTER(0);
 	double		sum;
@@ -580,14 +755,28 @@ dp_avg_final(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("bigint out of range")));
 	avg = ex->fb.center + sum / (double) Max(count, 1);
-	PG_RETURN_FLOAT8(Min(Max(avg, ex->fb.lower), ex->fb.upper));
+	avg = Min(Max(avg, ex->fb.lower), ex->fb.upper);
+	DpAvgNoteInterval(site, avg, sum, count);
+	PG_RETURN_FLOAT8(avg);
+}
+
+Datum
+dp_avg_final(PG_FUNCTION_ARGS)
+{
+	return DpAvgFinal(fcinfo, &dp_avg_kind);
+}
+
+Datum
+dp_avg_default_final(PG_FUNCTION_ARGS)
+{
+	return DpAvgFinal(fcinfo, &dp_avg_default_kind);
 }
 
 /* Final function of dp_sum(numeric): round(S / 2^k) + noise, times 2^k. */
-Datum
-dp_sum_numeric_final(PG_FUNCTION_ARGS)
+static Datum
+DpSumNumericFinal(FunctionCallInfo fcinfo, const DpAggKind *kind)
 {
-	DpCallSite *site = DpCallSiteForFinal(fcinfo, &dp_sum_numeric_kind);
+	DpCallSite *site = DpCallSiteForFinal(fcinfo, kind);
 	DpSumSite  *ex = site->extra;
 	Datum		sum = NumericGetDatum(int64_to_numeric(0));
 	Datum		y;
@@ -609,6 +798,18 @@ dp_sum_numeric_final(PG_FUNCTION_ARGS)
 	y = DirectFunctionCall2(numeric_add, y, NumericGetDatum(int64_to_numeric(DpDraw(&ex->fs.noise))));
 	y = DirectFunctionCall2(numeric_mul, y, NumericGetDatum(ex->lattice));
 	PG_RETURN_DATUM(DirectFunctionCall2(numeric_round, y, Int32GetDatum(ex->dscale)));
+}
+
+Datum
+dp_sum_numeric_final(PG_FUNCTION_ARGS)
+{
+	return DpSumNumericFinal(fcinfo, &dp_sum_numeric_kind);
+}
+
+Datum
+dp_sum_numeric_default_final(PG_FUNCTION_ARGS)
+{
+	return DpSumNumericFinal(fcinfo, &dp_sum_numeric_default_kind);
 }
 
 /*

@@ -6,14 +6,17 @@
  * caller's transaction does afterwards, and each is logged in the ledger.
  * EXECUTE on them is revoked from PUBLIC by the install script.
  *
- * budget_rows() reads the worker's published totals.  A superuser sees every
- * role; anyone else sees only the roles their own queries are charged to.
+ * budget_rows() reads the worker's published totals.  A superuser, and a
+ * monitoring role (pg_read_all_stats, which pg_monitor includes) that is not
+ * an analyst, sees every role; anyone else sees only the roles their own
+ * queries are charged to (DpViewerSeesAll).
  */
 #include "postgres.h"
 
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -184,6 +187,24 @@ DpRoleVisible(Oid role, const Oid *mine, int nmine)
 	return false;
 }
 
+/*
+ * See budget.h.  A monitoring role reads what pg_stat_activity and
+ * pg_stat_statements already show it of every session (roles, query texts)
+ * plus the privacy accounting, which depends on no row of any table.  An
+ * analyst stays restricted to its own rows even as a member of pg_monitor:
+ * the guard treats every analyst as hostile, and other analysts' charges
+ * and kept answers are releases made to them, not to it.
+ */
+bool
+DpViewerSeesAll(Oid *mine, int *nmine)
+{
+	*nmine = 0;
+	if (superuser())
+		return true;
+	*nmine = DpLedgerChargedRoles(mine);
+	return *nmine == 0 && has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+}
+
 /* A float8 Datum, or NULL for NaN / Inf. */
 static Datum
 DpNullableFloat(double v, bool *isnull)
@@ -200,13 +221,11 @@ dp_budget_rows(PG_FUNCTION_ARGS)
 	DpBudgetRow *rows;
 	int			n;
 	Oid			mine[DP_MAX_CHARGE_ROLES];
-	int			nmine = 0;
-	bool		all = superuser();
+	int			nmine;
+	bool		all = DpViewerSeesAll(mine, &nmine);
 
 	InitMaterializedSRF(fcinfo, 0);
 	n = DpLedgerBudgetRows(&rows);
-	if (!all)
-		nmine = DpLedgerChargedRoles(mine);
 	for (int i = 0; i < n; i++)
 	{
 		DpBudgetRow *r = &rows[i];
@@ -246,30 +265,37 @@ dp_budget_rows(PG_FUNCTION_ARGS)
 
 /*
  * dp_pg.ledger_rows(): the ledger's rows, read through the ledger worker so
- * that every database sees the one cluster-wide ledger.  A superuser sees
- * every row; anyone else the rows of the roles their queries are charged to.
+ * that every database sees the one cluster-wide ledger.  A superuser or a
+ * monitoring role sees every row; anyone else the rows of the roles their
+ * queries are charged to.
  */
 Datum
 dp_ledger_rows(PG_FUNCTION_ARGS)
 {
 	Oid			mine[DP_MAX_CHARGE_ROLES];
-	int			nmine = 0;
-	bool		all = superuser();
+	int			nmine;
+	bool		all = DpViewerSeesAll(mine, &nmine);
 
-	if (!all)
-		nmine = DpLedgerChargedRoles(mine);
 	DpLedgerReadRows(fcinfo, DP_READ_LEDGER, all, mine, nmine);
 	return (Datum) 0;
 }
 
-/* dp_pg.refusal_rows(): the log of refused analyst queries (superusers only). */
+/*
+ * dp_pg.refusal_rows(): the log of refused analyst queries, for superusers
+ * and monitoring roles only (EXECUTE is granted to pg_read_all_stats; an
+ * analyst among its members is refused here).
+ */
 Datum
 dp_refusal_rows(PG_FUNCTION_ARGS)
 {
-	if (!superuser())
+	Oid			mine[DP_MAX_CHARGE_ROLES];
+	int			nmine;
+
+	if (!DpViewerSeesAll(mine, &nmine))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("only superusers may read the log of refused queries")));
+				 errmsg("permission denied to read the log of refused queries"),
+				 errdetail("Only superusers and members of pg_read_all_stats (or pg_monitor) that have no privacy budget may read it.")));
 	DpLedgerReadRows(fcinfo, DP_READ_REFUSALS, true, NULL, 0);
 	return (Datum) 0;
 }

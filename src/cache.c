@@ -52,7 +52,8 @@
  *
  * The error bars of the session's last dp query (dp_pg.last_releases): one
  * row per call site with its noise's standard deviation and 95% half-width,
- * also for answers served from the cache (the entry keeps them).
+ * also for answers served from the cache (the entry keeps them); only to the
+ * session user and current user that asked it, until DISCARD ALL.
  */
 #include "postgres.h"
 
@@ -109,6 +110,8 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "agg_common.h"
+#include "budget.h"
 #include "cache.h"
 #include "callsite.h"
 #include "guard/guard.h"
@@ -122,7 +125,7 @@ PG_FUNCTION_INFO_V1(dp_error_bars);
 
 #define DP_CACHE_DIR "dp_pg_answers"
 #define DP_CACHE_MAGIC 0x43415044	/* "DPAC" */
-#define DP_CACHE_VERSION 1
+#define DP_CACHE_VERSION 2
 #define DP_CACHE_TRIGGER "dp_pg_data_changed"
 #define DP_CACHE_TEXT_LEN 1024
 #define DP_MAX_ROLES 64
@@ -143,6 +146,8 @@ typedef struct DpCacheQuery
 	int			nroles;
 	int			nsites;
 	DpSiteBar  *bars;
+	int			nvalues;		/* hit: the values with their own intervals */
+	DpValueBar *values;
 	/* hit: the rows to send */
 	int			nrows;
 	MinimalTuple *rows;
@@ -167,13 +172,32 @@ typedef struct DpTeeReceiver
 
 static DpCacheQuery *cache_queries = NULL;
 
-static void DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, int natts, bool cached, TimestampTz at);
+static void DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, bool session, bool cached,
+					  TimestampTz at, const DpValueBar *vals, int nvals);
 
-/* The session's last release (TopMemoryContext). */
+
+/*
+ * The session's last release (TopMemoryContext), and who asked it: shown
+ * only to the same session user and current user, so that a connection
+ * shared through a pooler by roles that switch with SET ROLE (PostgREST and
+ * the like) never shows one role's releases to another; DISCARD ALL (a
+ * pooler's reset between clients) forgets it.
+ */
 static DpSiteBar *last_bars = NULL;
 static int	last_nbars = 0;
 static bool last_cached = false;
 static TimestampTz last_at = 0;
+static uint64 last_release = 0;		/* counts the session's releases */
+static QueryDesc *last_query = NULL;	/* the query that made it (compared only while it runs) */
+
+/* Its released values with their own intervals (dp_avg), at most DP_MAX_VALUE_BARS. */
+#define DP_MAX_VALUE_BARS 10000
+static DpValueBar *last_values = NULL;
+static int	last_nvalues = 0;
+static int	last_values_cap = 0;
+static bool last_values_dropped = false;
+static Oid	last_session_user = InvalidOid;
+static Oid	last_user = InvalidOid;
 
 /* Tables whose change this transaction has noted (reset at its end and at a subtransaction abort). */
 static Oid	noted[32];
@@ -606,15 +630,25 @@ DpCacheSiteBars(List *sites, int *n)
 {
 	DpSiteBar  *bars = palloc0(sizeof(DpSiteBar) * Max(list_length(sites), 1));
 	ListCell   *lc;
+	bool		selection = false;
 
+	/*
+	 * Partition selection decides after the final functions which groups are
+	 * released: a value per group would count the groups it dropped.
+	 */
+	foreach(lc, sites)
+		if (((DpCallSite *) lfirst(lc))->kind == &dp_partition_keep_kind)
+			selection = true;
 	*n = 0;
 	foreach(lc, sites)
 	{
 		DpCallSite *s = lfirst(lc);
 		DpSiteBar  *b;
+		size_t		len;
 
 		if (s->duplicate)
 			continue;
+		s->bar_index = *n;
 		b = &bars[(*n)++];
 		strlcpy(b->aggregate, s->kind->name, sizeof(b->aggregate));
 		dp_mechanism_format(&s->mech, b->mechanism, sizeof(b->mechanism));
@@ -623,6 +657,26 @@ DpCacheSiteBars(List *sites, int *n)
 		b->epsilon = s->cost.epsilon;
 		b->delta = s->cost.delta;
 		b->rho = s->cost.rho;
+		b->rank_h95 = NAN;
+		if (s->kind->bar != NULL)
+			s->kind->bar(s, b);
+		len = strlen(b->note);
+		if (b->per_value && selection && len < sizeof(b->note))
+		{
+			b->per_value = false;
+			snprintf(b->note + len, sizeof(b->note) - len,
+					 " Partition selection chose the groups: their intervals are not listed (the formula gives them).");
+		}
+		if (b->note[0] == '\0')
+			strlcpy(b->note, "[answer - h, answer + h] (closed, h = ci95_halfwidth) holds the true value with "
+					"probability 0.95 or more: the noise alone.", sizeof(b->note));
+		/* what unit bounding leaves out is in no interval (bounding bias) */
+		len = strlen(b->note);
+		if (s->bounded && len < sizeof(b->note))
+			snprintf(b->note + len, sizeof(b->note) - len,
+					 " %s the rows and groups of each privacy unit beyond max_rows_per_unit and "
+					 "max_groups_contributed (dp_pg.protected_tables), left out before the noise: bounding bias.",
+					 strstr(b->note, "Not in it") != NULL ? "Nor" : "Not in it:");
 	}
 	return bars;
 }
@@ -833,7 +887,8 @@ DpCacheKey(DpCacheQuery *q, QueryDesc *queryDesc, List *sites)
  * Header (native byte order; an entry never leaves the server):
  *   uint32 magic, version, PG_VERSION_NUM; Oid database; TimestampTz created;
  *   int32 nroles, Oid roles[]; int32 natts, (Oid type, int32 typmod)[];
- *   int32 nsites, DpSiteBar[]; int32 textlen, text; int32 nrows;
+ *   int32 nsites, DpSiteBar[]; int32 nvalues, DpValueBar[]; int32 textlen,
+ *   text; int32 nrows;
  * then per row uint32 length and a MinimalTuple; then the 32-byte key.
  */
 
@@ -941,6 +996,8 @@ typedef struct DpEntry
 	const int32 *atts;			/* type, typmod pairs */
 	int			nsites;
 	const DpSiteBar *bars;
+	int			nvalues;
+	const DpValueBar *values;
 	int			textlen;
 	const char *text;
 	int			nrows;
@@ -970,6 +1027,13 @@ DpParseEntry(const char *buf, size_t len, DpEntry *e)
 	if (e->nsites < 0 || e->nsites > 100000)
 		return false;
 	e->bars = DpReadCopy(&r, sizeof(DpSiteBar) * e->nsites);
+	e->nvalues = DpReadInt(&r);
+	if (e->nvalues < 0 || e->nvalues > DP_MAX_VALUE_BARS)
+		return false;
+	e->values = DpReadCopy(&r, sizeof(DpValueBar) * e->nvalues);
+	for (int i = 0; e->values != NULL && i < e->nvalues; i++)
+		if (e->values[i].bar < 0 || e->values[i].bar >= e->nsites)
+			return false;
 	e->textlen = DpReadInt(&r);
 	if (e->textlen < 0 || e->textlen > DP_CACHE_TEXT_LEN)
 		return false;
@@ -1007,9 +1071,9 @@ DpFindQuery(QueryDesc *queryDesc)
 	return NULL;
 }
 
-/* Remember bars as the session's last release. */
+/* Remember bars (and the values with their own intervals) as the session's last release. */
 static void
-DpSetLastRelease(const DpSiteBar *bars, int n, bool cached)
+DpSetLastRelease(const DpSiteBar *bars, int n, bool cached, const DpValueBar *values, int nvalues)
 {
 	if (last_bars != NULL)
 		pfree(last_bars);
@@ -1019,6 +1083,56 @@ DpSetLastRelease(const DpSiteBar *bars, int n, bool cached)
 	last_nbars = n;
 	last_cached = cached;
 	last_at = GetCurrentTimestamp();
+	last_session_user = GetSessionUserId();
+	last_user = GetUserId();
+	last_release++;
+	last_query = NULL;
+	last_nvalues = 0;
+	last_values_dropped = false;
+	if (nvalues > 0)
+	{
+		if (last_values != NULL)
+			pfree(last_values);
+		last_values = MemoryContextAlloc(TopMemoryContext, sizeof(DpValueBar) * nvalues);
+		last_values_cap = nvalues;
+		memcpy(last_values, values, sizeof(DpValueBar) * nvalues);
+		last_nvalues = nvalues;
+	}
+}
+
+/* See cache.h. */
+void
+DpCacheNoteValue(const DpCallSite *site, double value, double sd, double lower, double upper)
+{
+	DpValueBar *v;
+
+	/*
+	 * only values of the session's last release (not of a query that ran
+	 * inside it), of a site whose every value is released
+	 */
+	if (site->session_release != last_release || site->bar_index < 0 || site->bar_index >= last_nbars ||
+		!last_bars[site->bar_index].per_value)
+		return;
+	if (last_nvalues >= DP_MAX_VALUE_BARS)
+	{
+		last_values_dropped = true;
+		return;
+	}
+	if (last_nvalues == last_values_cap)
+	{
+		int			cap = last_values_cap == 0 ? 16 : 2 * last_values_cap;
+
+		last_values = last_values == NULL
+			? MemoryContextAlloc(TopMemoryContext, sizeof(DpValueBar) * cap)
+			: repalloc(last_values, sizeof(DpValueBar) * cap);
+		last_values_cap = cap;
+	}
+	v = &last_values[last_nvalues++];
+	v->bar = site->bar_index;
+	v->value = value;
+	v->sd = sd;
+	v->lower = lower;
+	v->upper = upper;
 }
 
 /* Load the entry of q's key into q (true on a valid entry matching the query's result type). */
@@ -1065,6 +1179,9 @@ DpLoadEntry(DpCacheQuery *q, QueryDesc *queryDesc)
 	q->nsites = e.nsites;
 	q->bars = palloc(sizeof(DpSiteBar) * Max(e.nsites, 1));
 	memcpy(q->bars, e.bars, sizeof(DpSiteBar) * e.nsites);
+	q->nvalues = e.nvalues;
+	q->values = palloc(sizeof(DpValueBar) * Max(e.nvalues, 1));
+	memcpy(q->values, e.values, sizeof(DpValueBar) * e.nvalues);
 	pfree(buf);
 	/* least recently used goes first */
 	(void) utime(path, NULL);
@@ -1103,7 +1220,7 @@ DpCacheLookup(QueryDesc *queryDesc, int eflags, List *sites)
 	if (DpLoadEntry(q, queryDesc))
 	{
 		q->hit = true;
-		DpSetLastRelease(q->bars, q->nsites, true);
+		DpSetLastRelease(q->bars, q->nsites, true, q->values, q->nvalues);
 	}
 	else
 	{
@@ -1116,12 +1233,16 @@ DpCacheLookup(QueryDesc *queryDesc, int eflags, List *sites)
 
 /* See cache.h. */
 void
-DpCacheNoteRelease(List *sites)
+DpCacheNoteRelease(QueryDesc *queryDesc, List *sites)
 {
 	int			n;
 	DpSiteBar  *bars = DpCacheSiteBars(sites, &n);
+	ListCell   *lc;
 
-	DpSetLastRelease(bars, n, false);
+	DpSetLastRelease(bars, n, false, NULL, 0);
+	last_query = queryDesc;
+	foreach(lc, sites)
+		((DpCallSite *) lfirst(lc))->session_release = last_release;
 	pfree(bars);
 }
 
@@ -1378,6 +1499,13 @@ DpWriteEntry(DpCacheQuery *q, QueryDesc *queryDesc)
 	v = q->nsites;
 	appendBinaryStringInfo(&buf, (const char *) &v, sizeof(v));
 	appendBinaryStringInfo(&buf, (const char *) q->bars, sizeof(DpSiteBar) * q->nsites);
+	/* the values this run released with their own intervals (kept as its session's last release) */
+	if (last_query != queryDesc || last_values_dropped)
+		return;
+	v = last_nvalues;
+	appendBinaryStringInfo(&buf, (const char *) &v, sizeof(v));
+	if (last_nvalues > 0)
+		appendBinaryStringInfo(&buf, (const char *) last_values, sizeof(DpValueBar) * last_nvalues);
 	textlen = queryDesc->sourceText ? strlen(queryDesc->sourceText) : 0;
 	if (textlen > DP_CACHE_TEXT_LEN)
 		textlen = pg_mbcliplen(queryDesc->sourceText, textlen, DP_CACHE_TEXT_LEN);
@@ -1444,11 +1572,17 @@ DpCacheCaptureEnd(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
  * SQL: the DBA's view, clearing, the session's error bars
  * ------------------------------------------------------------------------ */
 
-/* Call fn on every entry file (path, parsed entry, file size, mtime). */
+/*
+ * Call fn on every entry file (path, parsed entry, file size, mtime); with
+ * remove_empty, then remove each budget set's directory that is left empty.
+ * (A backend keeping an answer in a set between that rmdir and its file
+ * loses the entry, which is logged; its next run is charged again: the safe
+ * direction.)
+ */
 typedef void (*DpEntryVisitor) (const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *arg);
 
 static void
-DpVisitEntries(DpEntryVisitor fn, void *arg)
+DpVisitEntries(DpEntryVisitor fn, void *arg, bool remove_empty)
 {
 	DIR		   *top;
 	struct dirent *set;
@@ -1489,6 +1623,8 @@ DpVisitEntries(DpEntryVisitor fn, void *arg)
 			pfree(buf);
 		}
 		FreeDir(dir);
+		if (remove_empty)
+			(void) rmdir(dirpath);	/* fails, harmlessly, unless empty */
 	}
 	FreeDir(top);
 }
@@ -1497,6 +1633,9 @@ typedef struct DpRowsArg
 {
 	Tuplestorestate *store;
 	TupleDesc	desc;
+	bool		all;			/* every entry, or those of mine only */
+	Oid			mine[DP_MAX_CHARGE_ROLES];
+	int			nmine;
 } DpRowsArg;
 
 static void
@@ -1510,6 +1649,19 @@ DpEntryRow(const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *ar
 				delta = 0,
 				rho = 0;
 
+	/* a restricted reader sees only the answers kept for its own budgets */
+	for (int i = 0; i < e->nroles && !a->all; i++)
+	{
+		bool		own = false;
+
+		for (int j = 0; j < a->nmine && !own; j++)
+			own = e->roles[i] == a->mine[j];
+		if (!own)
+		{
+			pfree(roles);
+			return;
+		}
+	}
 	for (int i = 0; i < e->nroles; i++)
 		roles[i] = ObjectIdGetDatum(e->roles[i]);
 	for (int i = 0; i < e->nsites; i++)
@@ -1532,9 +1684,11 @@ DpEntryRow(const char *path, DpEntry *e, off_t size, TimestampTz mtime, void *ar
 }
 
 /*
- * dp_pg.answer_cache_rows(): every kept answer (superuser: the functions are
- * revoked from PUBLIC) — its budgets, database, when it was released and
- * last served, its rows and bytes, what it cost, its query text.
+ * dp_pg.answer_cache_rows(): every kept answer — its budgets, database, when
+ * it was released and last served, its rows and bytes, what it cost, its
+ * query text.  EXECUTE is revoked from PUBLIC and granted to
+ * pg_read_all_stats; a member that is an analyst sees the answers of its own
+ * budgets only (DpViewerSeesAll).
  */
 Datum
 dp_answer_cache_rows(PG_FUNCTION_ARGS)
@@ -1542,10 +1696,11 @@ dp_answer_cache_rows(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	DpRowsArg	a;
 
+	a.all = DpViewerSeesAll(a.mine, &a.nmine);
 	InitMaterializedSRF(fcinfo, 0);
 	a.store = rsinfo->setResult;
 	a.desc = rsinfo->setDesc;
-	DpVisitEntries(DpEntryRow, &a);
+	DpVisitEntries(DpEntryRow, &a, false);
 	return (Datum) 0;
 }
 
@@ -1575,7 +1730,7 @@ dp_clear_answer_cache(PG_FUNCTION_ARGS)
 
 	a.role = PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0);
 	a.removed = 0;
-	DpVisitEntries(DpEntryClear, &a);
+	DpVisitEntries(DpEntryClear, &a, true);
 	PG_RETURN_INT64(a.removed);
 }
 
@@ -1589,34 +1744,85 @@ dp_last_releases(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
-	DpPutBars(rsinfo, last_bars, last_nbars, 10, last_cached, last_at);
+	if (last_session_user == GetSessionUserId() && last_user == GetUserId())
+		DpPutBars(rsinfo, last_bars, last_nbars, true, last_cached, last_at, last_values, last_nvalues);
 	return (Datum) 0;
 }
 
-/* Rows (site, aggregate, mechanism, noise_sd, ci95_halfwidth, epsilon, delta, rho[, ...]) of bars. */
+/* A float8 column: NULL for NaN (what does not apply). */
 static void
-DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, int natts, bool cached, TimestampTz at)
+DpPutFloat(Datum *values, bool *nulls, int i, double v)
+{
+	nulls[i] = isnan(v);
+	values[i] = Float8GetDatum(v);
+}
+
+/*
+ * One row of bar b (site site), with the interval of one released value v
+ * or none.  The columns are those the catalog declares: dp_pg.last_releases
+ * (session: ..., from_cache, released_at, value, ci95_lower, ci95_upper,
+ * ci95_rank_halfwidth, note) or dp_pg.error_bars (..., ci95_rank_halfwidth,
+ * note); a catalog still at 0.1.0 has only the columns before these.
+ */
+static void
+DpPutBar(ReturnSetInfo *rsinfo, int site, const DpSiteBar *b, const DpValueBar *v, bool session,
+		 bool cached, TimestampTz at)
+{
+	int			natts = rsinfo->setDesc->natts;
+	Datum		values[16];
+	bool		nulls[16] = {0};
+	int			i = 8;
+
+	values[0] = Int32GetDatum(site);
+	values[1] = CStringGetTextDatum(b->aggregate);
+	values[2] = CStringGetTextDatum(b->mechanism);
+	DpPutFloat(values, nulls, 3, v ? v->sd : b->sd);
+	/* a value's interval may not be symmetric: h covers it */
+	DpPutFloat(values, nulls, 4, v ? Max(v->value - v->lower, v->upper - v->value) : b->h95);
+	values[5] = Float8GetDatum(b->epsilon);
+	values[6] = Float8GetDatum(b->delta);
+	values[7] = Float8GetDatum(b->rho);
+	if (session && natts >= 10)
+	{
+		values[8] = BoolGetDatum(cached);
+		values[9] = TimestampTzGetDatum(at);
+		i = 10;
+	}
+	if (natts >= i + 2)
+	{
+		if (session)
+		{
+			DpPutFloat(values, nulls, i++, v ? v->value : NAN);
+			DpPutFloat(values, nulls, i++, v ? v->lower : NAN);
+			DpPutFloat(values, nulls, i++, v ? v->upper : NAN);
+		}
+		DpPutFloat(values, nulls, i++, b->rank_h95);
+		values[i++] = CStringGetTextDatum(b->note);
+	}
+	Assert(i <= natts && natts <= 16);
+	for (; i < natts; i++)
+		nulls[i] = true;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* The rows of bars: one per site, or per released value of a site with its own intervals. */
+static void
+DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, bool session, bool cached, TimestampTz at,
+		  const DpValueBar *vals, int nvals)
 {
 	for (int i = 0; i < n; i++)
 	{
-		Datum		values[10];
-		bool		nulls[10] = {0};
-		const DpSiteBar *b = &bars[i];
+		bool		any = false;
 
-		values[0] = Int32GetDatum(i + 1);
-		values[1] = CStringGetTextDatum(b->aggregate);
-		values[2] = CStringGetTextDatum(b->mechanism);
-		values[3] = Float8GetDatum(b->sd);
-		values[4] = Float8GetDatum(b->h95);
-		values[5] = Float8GetDatum(b->epsilon);
-		values[6] = Float8GetDatum(b->delta);
-		values[7] = Float8GetDatum(b->rho);
-		if (natts > 8)
-		{
-			values[8] = BoolGetDatum(cached);
-			values[9] = TimestampTzGetDatum(at);
-		}
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		if (session && bars[i].per_value)
+			for (int k = 0; k < nvals; k++)
+				if (vals[k].bar == i)
+				{
+					DpPutBar(rsinfo, i + 1, &bars[i], &vals[k], session, cached, at);
+					any = true;
+				}
+		if (!any)
+			DpPutBar(rsinfo, i + 1, &bars[i], NULL, session, cached, at);
 	}
 }
 
@@ -1635,7 +1841,7 @@ dp_error_bars(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	bars = DpEstimateQueryBars(query, &n);
-	DpPutBars(rsinfo, bars, n, 8, false, 0);
+	DpPutBars(rsinfo, bars, n, false, false, 0, NULL, 0);
 	return (Datum) 0;
 }
 
@@ -1643,6 +1849,11 @@ dp_error_bars(PG_FUNCTION_ARGS)
 void
 DpCacheUtility(Node *stmt)
 {
+	if (stmt != NULL && IsA(stmt, DiscardStmt) && ((DiscardStmt *) stmt)->target == DISCARD_ALL)
+	{
+		last_nbars = 0;
+		last_nvalues = 0;
+	}
 	if (stmt != NULL &&
 		(IsA(stmt, CreateSubscriptionStmt) || IsA(stmt, AlterSubscriptionStmt) || IsA(stmt, DropSubscriptionStmt)) &&
 		IsTransactionState() && OidIsValid(DpDataChangesRelid()))

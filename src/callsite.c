@@ -121,6 +121,11 @@ static const DpAggKind *const all_kinds[] = {
 	&dp_sum_float8_kind,
 	&dp_sum_numeric_kind,
 	&dp_avg_kind,
+	&dp_sum_int_default_kind,
+	&dp_sum_int8_default_kind,
+	&dp_sum_float8_default_kind,
+	&dp_sum_numeric_default_kind,
+	&dp_avg_default_kind,
 	&dp_bounded_count_kind,
 	&dp_histogram_bins_kind,
 	&dp_histogram_width_kind,
@@ -376,8 +381,10 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 	site->aggref = aggref;
 	site->unit_rows = 1;
 	site->unit_groups = 1;
+	site->bar_index = -1;
 	if (nargs != kind->nargs)
 	{
+		site->bounded = true;
 		/* the unit-bounded form (guard/units.c): trailing [weight, rows,] groups */
 		if (kind->bounded_extra <= 0 || nargs != kind->nargs + kind->bounded_extra)
 			elog(ERROR, "%s: %d arguments where %d were expected", kind->name, nargs, kind->nargs);
@@ -478,6 +485,7 @@ typedef struct DpWalkContext
 	EState	   *estate;
 	List	   *sites;
 	int			rescanned;		/* > 0 below a node that re-executes its child */
+	int			releases;		/* Agg nodes with dp call sites so far */
 } DpWalkContext;
 
 /* Walker over expressions: reject dp aggregates used as window functions. */
@@ -515,6 +523,7 @@ DpFindCallSites(PlanState *ps, void *context)
 		Agg		   *agg = (Agg *) ps->plan;
 		ListCell   *lc;
 		Bitmapset  *seen = NULL;
+		int			release = 0;
 
 		foreach(lc, as->aggs)
 		{
@@ -564,7 +573,10 @@ DpFindCallSites(PlanState *ps, void *context)
 				}
 			}
 			seen = bms_add_member(seen, aggref->aggno);
+			if (release == 0)
+				release = ++cxt->releases;
 			cxt->sites = lappend(cxt->sites, DpPlanCallSite(kind, aggref, ps->plan, cxt->estate));
+			((DpCallSite *) llast(cxt->sites))->release = release;
 		}
 	}
 	if (IsA(ps, WindowAggState))
@@ -584,6 +596,33 @@ DpWalkSubPlans(List *subplans, DpWalkContext *cxt, int rescan)
 	cxt->rescanned -= rescan;
 }
 
+/*
+ * Walk the InitPlans of a node.  One whose plan reads no parameter of the
+ * plans around it (empty extParam: an uncorrelated subquery, or the
+ * MATERIALIZED common table expression of a DP level) runs at most once per
+ * execution of the query, however often the node it hangs on is rescanned:
+ * PostgreSQL evaluates it again only when a parameter it reads changed
+ * (ExecReScan, ExecReScanCteScan).  So it is not re-executed, even below a
+ * nested loop's inner side (a dp query joined to a series, as Cube's rolling
+ * windows write it).  The others share their node's fate.
+ */
+static void
+DpWalkInitPlans(List *initplans, DpWalkContext *cxt)
+{
+	ListCell   *lc;
+
+	foreach(lc, initplans)
+	{
+		PlanState  *sub = ((SubPlanState *) lfirst(lc))->planstate;
+		int			saved = cxt->rescanned;
+
+		if (sub != NULL && bms_is_empty(sub->plan->extParam))
+			cxt->rescanned = 0;
+		DpFindCallSites(sub, cxt);
+		cxt->rescanned = saved;
+	}
+}
+
 /* Walk a PlanState child, counting it as re-executed if rescan > 0. */
 static void
 DpWalkChild(PlanState *child, DpWalkContext *cxt, int rescan)
@@ -598,14 +637,14 @@ DpWalkChild(PlanState *child, DpWalkContext *cxt, int rescan)
  * inner side of a nested loop (LATERAL), the child of a Memoize, both sides
  * of a recursive union, a SubPlan evaluated per row — is marked re-executed:
  * a dp aggregate there would be released once per execution.  InitPlans run
- * once per execution of their parent.
+ * once per execution of their parent, or once per query (DpWalkInitPlans).
  */
 static bool
 DpWalkChildren(PlanState *ps, DpWalkContext *cxt)
 {
 	bool		rescan_all = IsA(ps, MemoizeState) || IsA(ps, RecursiveUnionState);
 
-	DpWalkSubPlans(ps->initPlan, cxt, 0);
+	DpWalkInitPlans(ps->initPlan, cxt);
 	DpWalkChild(outerPlanState(ps), cxt, rescan_all ? 1 : 0);
 	DpWalkChild(innerPlanState(ps), cxt, (rescan_all || IsA(ps, NestLoopState)) ? 1 : 0);
 	switch (nodeTag(ps))
@@ -703,8 +742,8 @@ DpChargeDetail(List *sites)
 		if (!first)
 			appendStringInfoString(&buf, ", ");
 		first = false;
-		appendStringInfo(&buf, "{\"aggregate\": \"%s\", \"mechanism\": \"%s\", \"l1\": %lld, \"l2\": %lld, \"lattice_exp\": %d",
-						 s->kind->name, mech, s->plan.l1, s->plan.l2, s->plan.lattice_exp);
+		appendStringInfo(&buf, "{\"aggregate\": \"%s\", \"release\": %d, \"mechanism\": \"%s\", \"l1\": %lld, \"l2\": %lld, \"lattice_exp\": %d",
+						 s->kind->name, s->release, mech, s->plan.l1, s->plan.l2, s->plan.lattice_exp);
 		if (s->unit_groups > 1 || s->unit_rows > 1)
 			appendStringInfo(&buf, ", \"unit_groups\": %d, \"unit_rows\": " INT64_FORMAT,
 							 s->unit_groups, s->unit_rows);
@@ -769,6 +808,7 @@ DpEstimatePlanned(QueryDesc *queryDesc)
 	cxt.estate = queryDesc->estate;
 	cxt.sites = NIL;
 	cxt.rescanned = 0;
+	cxt.releases = 0;
 	DpFindCallSites(queryDesc->planstate, &cxt);
 	estimate_sites = DpComposeSites(cxt.sites, &estimate_total);
 	if (estimate_want_bars)
@@ -884,13 +924,14 @@ DpCallSitesStart(QueryDesc *queryDesc, int eflags)
 	cxt.estate = queryDesc->estate;
 	cxt.sites = NIL;
 	cxt.rescanned = 0;
+	cxt.releases = 0;
 	DpFindCallSites(queryDesc->planstate, &cxt);
 	/* an answer released before to the same budgets is served again, uncharged (cache.c) */
 	if (cxt.sites != NIL && !DpCacheLookup(queryDesc, eflags, cxt.sites))
 	{
 		DpChargeQuery(queryDesc, cxt.sites);
 		if (!IsParallelWorker())
-			DpCacheNoteRelease(cxt.sites);
+			DpCacheNoteRelease(queryDesc, cxt.sites);
 	}
 	if (cxt.sites != NIL)
 	{

@@ -17,6 +17,7 @@
 #define DP_MAX_CONST_ARGS 4
 
 typedef struct DpCallSite DpCallSite;
+struct DpSiteBar;
 
 /*
  * What dp_pg knows about one of its aggregates.  The aggregate is recognised
@@ -44,6 +45,13 @@ typedef struct DpAggKind
 	bool		own_cost;
 	/* Plan the noise of a call site; ERROR on invalid arguments. */
 	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
+
+	/*
+	 * Optional: fill what the error bar of a planned site says beyond the
+	 * noise of an additive plan (struct DpSiteBar, cache.h) -- an average's
+	 * or a quantile's own interval and what it covers.
+	 */
+	void		(*bar) (const DpCallSite *site, struct DpSiteBar *bar);
 } DpAggKind;
 
 /* One dp aggregate call of the running query (lives in the query's memory). */
@@ -56,8 +64,12 @@ struct DpCallSite
 	int64		unit_rows;		/* bounded form: per-cell contribution bound (1 otherwise) */
 	int32		unit_groups;	/* bounded form: cells per unit the mechanism is split over */
 	DpCost		cost;			/* what its releases cost (all groups together) */
+	int			release;		/* its DP level (Agg node) in the query, from 1 (multi.c) */
 	bool		duplicate;		/* shares the result of an identical call */
 	bool		charged;		/* the query's cost is in the ledger */
+	bool		bounded;		/* the unit-bounded form (a table with a privacy unit) */
+	int			bar_index;		/* its row of the session's error bars, or -1 (cache.c) */
+	uint64		session_release;	/* the session's release it belongs to (cache.c) */
 	void	   *extra;			/* kind-specific per-query data */
 };
 

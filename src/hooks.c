@@ -19,10 +19,16 @@
  *   ExecutorRun_hook        guard/reads.c: dp queries being executed;
  *                           cache.c: answers served from the cache, or
  *                           kept after the run
- *   ProcessUtility_hook     guard/guard.c: objects analysts may not create,
- *                           COPY of masked catalogs; budget.c: DROP ROLE of
- *                           a role with a budget; cache.c: subscriptions'
- *                           changes
+ *   ProcessUtility_hook     guard/guard.c: the message floor, objects
+ *                           analysts may not create, COPY of masked
+ *                           catalogs, statements that would read a
+ *                           protected table or act on what one depends on
+ *                           (guard/ddl.c); budget.c: DROP ROLE of a role
+ *                           with a budget; cache.c: subscriptions'
+ *                           changes, DISCARD ALL
+ *   (client_min_messages'   guard/session.c: the message floor on the
+ *    check hook)            setting itself (installed there, not a hook
+ *                           variable)
  *   object_access_hook      guard/trust.c and guard/stats.c, on the
  *                           function-execute event
  *   needs_fmgr_hook,        guard/trust.c: untrusted functions called
@@ -31,6 +37,8 @@
  *   get_relation_stats_hook,  hidden relations
  *   get_index_stats_hook,
  *   get_attavgwidth_hook
+ *   emit_log_hook           agg_count.c: a hint for dp_count(*, mechanism),
+ *                           a syntax error
  */
 #include "postgres.h"
 
@@ -67,6 +75,7 @@ static get_relation_info_hook_type prev_relation_info = NULL;
 static get_relation_stats_hook_type prev_relation_stats = NULL;
 static get_index_stats_hook_type prev_index_stats = NULL;
 static get_attavgwidth_hook_type prev_attavgwidth = NULL;
+static emit_log_hook_type prev_emit_log = NULL;
 
 /* shmem_request_hook */
 static void
@@ -227,6 +236,15 @@ DpAttWidthHook(Oid relid, AttrNumber attnum)
 	return prev_attavgwidth ? prev_attavgwidth(relid, attnum) : 0;
 }
 
+/* emit_log_hook */
+static void
+DpEmitLogHook(ErrorData *edata)
+{
+	DpCountSyntaxHint(edata);
+	if (prev_emit_log)
+		prev_emit_log(edata);
+}
+
 /* Install every hook (only when preloaded). */
 void
 DpHooksInit(void)
@@ -259,4 +277,6 @@ DpHooksInit(void)
 	get_index_stats_hook = DpIndexStatsHook;
 	prev_attavgwidth = get_attavgwidth_hook;
 	get_attavgwidth_hook = DpAttWidthHook;
+	prev_emit_log = emit_log_hook;
+	emit_log_hook = DpEmitLogHook;
 }

@@ -10,7 +10,7 @@
  *   an integer sensitivity, as dp_count; a power-of-two lattice otherwise),
  *   and that noise's own exact profile;
  *   noise forms (laplace(scale=..), gaussian(sigma=..), osgt(sigma=.., m=..)):
- *   the continuous family with exactly those parameters (shared/reference).
+ *   the continuous family with exactly those parameters (test/reference).
  */
 #include "postgres.h"
 
@@ -264,8 +264,9 @@ dp_noise_stddev(PG_FUNCTION_ARGS)
 
 /*
  * dp_confidence_interval(value, mech, sensitivity, level) -> (lower, upper):
- * value -/+ h with P(|noise| <= h) >= level, so the interval covers the true
- * answer with probability at least level.
+ * value -/+ h with P(|noise| <= h) >= level, so the closed interval [lower,
+ * upper] covers the true answer with probability at least level (the open
+ * one need not: integer noise puts weight on +-h itself).
  */
 Datum
 dp_confidence_interval(PG_FUNCTION_ARGS)

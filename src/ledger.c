@@ -867,21 +867,36 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 	{
 		bool		per_query = result.refusal == DP_REFUSE_QUERY_EPSILON ||
 			result.refusal == DP_REFUSE_QUERY_DELTA || result.refusal == DP_REFUSE_QUERY_RHO;
+		bool		above_asked;
 		char		rule[DP_REFUSAL_RULE_LEN];
 
 		snprintf(rule, sizeof(rule), "%s %s of role \"%s\"",
 				 per_query ? "per-query cap on" : "budget limit on",
 				 DpRefusalName(result.refusal), DpRoleName(result.refused_role));
 		DpLedgerNoteRefusal(rule, ERRCODE_DP_BUDGET_EXCEEDED);
+
+		/*
+		 * An (epsilon, delta) charge is accounted at its own epsilon by basic
+		 * composition only while the deltas add up to half the delta limit
+		 * (the other half pays for the Renyi certificates): beyond, its
+		 * epsilon is the Renyi one, larger than asked.  Say so.
+		 */
+		above_asked = result.refusal == DP_REFUSE_EPSILON || result.refusal == DP_REFUSE_QUERY_EPSILON;
+		above_asked = above_asked && cost->delta > 0.0 && isfinite(result.requested) &&
+			result.requested - result.spent > cost->epsilon * (1.0 + 1e-9);
 		if (per_query)
 			ereport(ERROR,
 					(errcode(ERRCODE_DP_BUDGET_EXCEEDED),
 					 errmsg("this query exceeds the per-query %s cap of role \"%s\"",
 							DpRefusalName(result.refusal), DpRoleName(result.refused_role)),
+					 above_asked ?
+					 errdetail("The query's epsilon is %.6g (it asks for epsilon %.6g with delta %.6g; basic composition takes a delta only up to half the role's delta limit, so its epsilon is the Renyi accounting's); one query may spend at most %.6g.",
+							   result.requested, cost->epsilon, cost->delta, result.limit) :
 					 errdetail("The query's %s is %.6g; one query may spend at most %.6g.",
 							   DpRefusalName(result.refusal), result.requested, result.limit),
-					 errhint("Nothing was charged and nothing was released.  Ask for a smaller %s.",
-							 DpRefusalName(result.refusal))));
+					 errhint("Nothing was charged and nothing was released.  Ask for a smaller %s%s.",
+							 DpRefusalName(result.refusal),
+							 above_asked ? " or a delta of at most half the delta limit" : "")));
 		ereport(ERROR,
 				(errcode(ERRCODE_DP_BUDGET_EXCEEDED),
 				 errmsg("privacy budget of role \"%s\" exceeded", DpRoleName(result.refused_role)),
@@ -891,9 +906,15 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 				 result.refusal == DP_REFUSE_EPSILON && isinf(result.requested) ?
 				 errdetail("epsilon spent %.6g, limit %.6g; this query's epsilon has no finite bound at the delta the role has left (its delta limit is spent, or too little of it is left).",
 						   result.spent, result.limit) :
+				 above_asked ?
+				 errdetail("epsilon spent %.6g, limit %.6g, this query would bring it to %.6g: it asks for epsilon %.6g with delta %.6g, but basic composition counts a charge at its own epsilon only while the deltas add up to at most half the role's delta limit; beyond that its epsilon is the Renyi accounting's, larger here.",
+						   result.spent, result.limit, result.requested, cost->epsilon, cost->delta) :
 				 errdetail("%s spent %.6g, limit %.6g, this query would bring it to %.6g.",
 						   DpRefusalName(result.refusal), result.spent, result.limit, result.requested),
-				 errhint("Nothing was charged and nothing was released.")));
+				 above_asked ?
+				 errhint("Nothing was charged and nothing was released.  Give the mechanism a delta of at most half of what is left of the delta limit (or a smaller epsilon), or ask the DBA for a larger budget.") :
+				 errhint("Nothing was charged and nothing was released.  Ask for a smaller %s (in the mechanism, or dp_pg.default_mechanism for calls that name none and dp_pg.partition_mechanism for GROUP BY keys without public values), or ask the DBA for a larger budget.",
+						 DpRefusalName(result.refusal))));
 	}
 	if (result.verdict != DP_VERDICT_OK)
 		ereport(ERROR,

@@ -144,3 +144,73 @@ dp_osgt(PG_FUNCTION_ARGS)
 	return DpMechanismMake(DP_MECH_OSGT, DP_FORM_EPSILON_DELTA,
 						   PG_GETARG_FLOAT8(0), PG_GETARG_FLOAT8(1));
 }
+
+/*
+ * The order of mechanisms (the btree operator class dp_pg.mechanism_ops):
+ * family, form, then the parameters, which are finite (validated).  With it
+ * a mechanism can be sorted with the other arguments of an aggregate call
+ * with DISTINCT: dp_count(DISTINCT <privacy unit>, <mechanism>).
+ */
+static int
+DpMechanismCompare(const DpMechanism *a, const DpMechanism *b)
+{
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	if (a->form != b->form)
+		return a->form < b->form ? -1 : 1;
+	for (int i = 0; i < 2; i++)
+		if (a->p[i] != b->p[i])
+			return a->p[i] < b->p[i] ? -1 : 1;
+	return 0;
+}
+
+PG_FUNCTION_INFO_V1(dp_mechanism_cmp);
+PG_FUNCTION_INFO_V1(dp_mechanism_lt);
+PG_FUNCTION_INFO_V1(dp_mechanism_le);
+PG_FUNCTION_INFO_V1(dp_mechanism_gt);
+PG_FUNCTION_INFO_V1(dp_mechanism_ge);
+PG_FUNCTION_INFO_V1(dp_mechanism_ne);
+
+#define DP_MECH_CMP_ARGS ((DpMechanism *) PG_GETARG_POINTER(0)), ((DpMechanism *) PG_GETARG_POINTER(1))
+
+/* btree support: -1, 0 or 1. */
+Datum
+dp_mechanism_cmp(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(DpMechanismCompare(DP_MECH_CMP_ARGS));
+}
+
+/* a < b */
+Datum
+dp_mechanism_lt(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(DpMechanismCompare(DP_MECH_CMP_ARGS) < 0);
+}
+
+/* a <= b */
+Datum
+dp_mechanism_le(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(DpMechanismCompare(DP_MECH_CMP_ARGS) <= 0);
+}
+
+/* a > b */
+Datum
+dp_mechanism_gt(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(DpMechanismCompare(DP_MECH_CMP_ARGS) > 0);
+}
+
+/* a >= b */
+Datum
+dp_mechanism_ge(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(DpMechanismCompare(DP_MECH_CMP_ARGS) >= 0);
+}
+
+/* a <> b */
+Datum
+dp_mechanism_ne(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(DpMechanismCompare(DP_MECH_CMP_ARGS) != 0);
+}

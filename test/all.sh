@@ -88,14 +88,17 @@ suite() {
 packages() { S_PKGS[$1]="${*:2}"; }
 
 suite layout  pg15        -      "src/core includes no PostgreSQL header (it is plain C)" suite_layout
-suite unit    pg15,newest -      "plain-C unit tests of src/core against ../shared/reference (test/unit)" suite_c unit
+suite unit    pg15,newest -      "plain-C unit tests of src/core against test/reference (test/unit)" suite_c unit
 suite stat    pg15,newest -      "statistical tests of the samplers, with positive controls (test/stat)" suite_c stat
 suite regress pg15,newest server "pg_regress (sql/, expected/), then the isolation specs (test/isolation), on one cluster" suite_regress
 suite tap     pg15,newest server "TAP files (test/t) side by side: restarts, crashes, standbys, unit privacy, the attack corpus" suite_tap
 suite fuzz    pg15,newest server "sqlsmith as a hostile analyst (test/fuzz), then its positive control" suite_fuzz
 suite bi      pg15,newest server "BI tools' SQL through their drivers and generators (test/bi/run.sh)" suite_script test/bi/run.sh
+suite package pg15        server "META.json; the Debian package built, installed into the system's PostgreSQL 15, make installcheck against it (test/package.sh)" suite_package
 
+packages tap  pgbouncer prometheus-postgres-exporter	# t/095_pgbouncer.pl, t/090_monitoring.pl
 packages fuzz sqlsmith libdbd-pg-perl
+packages package debhelper dpkg-dev fakeroot postgresql-server-dev-all
 packages bi   python3-psycopg2 default-jdk-headless libpostgresql-jdbc-java odbc-postgresql unixodbc \
 	python3-pyodbc r-base-core r-cran-dbi r-cran-rpostgresql r-cran-cardata r-cran-dbplyr \
 	python3-sqlalchemy python3-pandas pgcli pgbouncer $(command -v npm >/dev/null || echo nodejs npm)
@@ -114,7 +117,6 @@ SYSBIN=$DP_PGBIN	# the server the pg15 leg copies
 SANITIZE=${DP_TEST_SANITIZE:-1}
 NCPU=$(nproc)
 TAP_JOBS=${DP_TAP_JOBS:-$NCPU}
-REFERENCE=${DP_PG_REFERENCE:-$(cd "$DP_ROOT/.." && pwd)/shared/reference}
 export PG_TEST_PORT_DIR=${PG_TEST_PORT_DIR:-/tmp}
 
 # The prefix of leg $1's result names.
@@ -157,7 +159,6 @@ leg_env() {
 		export PATH="$DP_PGBIN:$PATH"
 	fi
 	PGXS_DIR=$(dirname "$("$DP_PG_CONFIG" --pgxs)")/../..
-	export DP_PG_REFERENCE=$REFERENCE
 }
 
 # Record a result of the job: name, passed, failed.
@@ -220,8 +221,8 @@ suite_c() {
 	local name=$1 t f line
 	local dir=$CBUILD/$name cflags="-O2 -g -Wall -Wextra -Werror -std=gnu11" tapdir=$SCRATCH/tap-output rname=$name
 	[ -n "${DP_SANITIZE:-}" ] && cflags="-O1 -g -Wall -Wextra -Werror -std=gnu11 $DP_SANITIZE_FLAGS" rname=san-$name
-	if [ ! -d "$DP_PG_REFERENCE" ]; then
-		echo "$name: the reference values are missing: no directory $DP_PG_REFERENCE (../shared/reference beside the project, or DP_PG_REFERENCE)"
+	if [ -n "${DP_PG_REFERENCE:-}" ] && [ ! -d "$DP_PG_REFERENCE" ]; then
+		echo "$name: the reference values are missing: no directory DP_PG_REFERENCE=$DP_PG_REFERENCE"
 	fi
 	dp_sync_tree "$dir" || { LABEL="" record "$rname" 0 1; return; }
 	[ "$(cat "$dir/.dp_pg-cflags" 2>/dev/null)" = "$cflags" ] ||
@@ -255,9 +256,9 @@ suite_c() {
 regress_run() {
 	local name=$1 prog=$2 inputdir=$3
 	shift 3
-	"$prog" --inputdir="$inputdir" --outputdir="$SCRATCH/$name" \
+	(cd "$DP_ROOT" && "$prog" --inputdir="$inputdir" --outputdir="$SCRATCH/$name" \
 		--bindir="$DP_PGBIN" --host="$SCRATCH/pg" --port="$DP_PORT" --user=postgres \
-		--use-existing --dbname=dp_regress "$@" 2>&1 | tee "$SCRATCH/$name.out"
+		--use-existing --dbname=dp_regress "$@") 2>&1 | tee "$SCRATCH/$name.out"
 	regress_counts "$SCRATCH/$name.out"
 	record "$name" $P $F
 	[ -f "$SCRATCH/$name/regression.diffs" ] && cat "$SCRATCH/$name/regression.diffs"
@@ -268,19 +269,12 @@ regress_run() {
 suite_regress() {
 	mkdir -p "$SCRATCH/pg"
 	[ "$(id -u)" = 0 ] && chown postgres:postgres "$SCRATCH/pg"
-	# the server reads the reference files (COPY): give it a copy it can read
-	if [ -d "$DP_PG_REFERENCE" ]; then
-		cp -r "$DP_PG_REFERENCE" "$SCRATCH/reference" && chmod -R a+rX "$SCRATCH/reference"
-	else
-		echo "regress: the reference values are missing: no directory $DP_PG_REFERENCE (sql/calibration.sql will fail)"
-	fi
-	export DP_PG_REFERENCE="$SCRATCH/reference"
 	if DP_LEDGER_DB=dp_regress dp_cluster_start "$SCRATCH/pg" "$DP_PORT" &&
 		dp_ledger_db "$SCRATCH/pg" "$DP_PORT" dp_regress; then
-		regress_run regress "$PGXS_DIR/src/test/regress/pg_regress" "$DP_ROOT" $(make -s -C "$DP_ROOT" print-REGRESS)
+		regress_run regress "$PGXS_DIR/src/test/regress/pg_regress" "$DP_ROOT" $(make -s -C "$DP_ROOT" print-REGRESS print-REGRESS_TEST_BUILD)
 		echo "--- isolation (test/isolation)"
 		regress_run isolation "$PGXS_DIR/src/test/isolation/pg_isolation_regress" "$DP_ROOT/test/isolation" \
-			$(make -s -C "$DP_ROOT" print-ISOLATION)
+			$(make -s -C "$DP_ROOT" print-TEST_ISOLATION)
 	else
 		record regress 0 1
 		record isolation 0 1
@@ -387,6 +381,12 @@ suite_script() {
 	record "$NAME" "$p" "$f"
 }
 
+# The package leg: test/package.sh against the system's PostgreSQL (it
+# installs the release build's Debian package there and removes it again).
+suite_package() {
+	DP_PGBIN=/usr/lib/postgresql/$DP_PGVER/bin DP_PACKAGE_PORT=$DP_SUITE_PORT suite_script test/package.sh
+}
+
 # The sanitized leg's verdict, after its other jobs: no sanitizer report in
 # any of them, and a positive control: a heap overflow and a signed overflow
 # built with the suites' flags must each leave a report.
@@ -479,7 +479,9 @@ if [ "${1:-}" = --job ]; then
 	trap 'dp_cluster_stop "$SCRATCH/pg"; [ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT
 	case $NAME in
 	build) leg_build ;;
-	packages) dp_install_deps $(cat "$RUN/packages") && LABEL="" record packages 1 0 || LABEL="" record packages 0 1 ;;
+	# (a service a package starts, pgbouncer's or the exporter's, is stopped:
+	# the suites run their own)
+	packages) dp_install_tools $(cat "$RUN/packages") && LABEL="" record packages 1 0 || LABEL="" record packages 0 1 ;;
 	sanitizer) suite_sanitizer ;;
 	*)
 		i=0
@@ -770,7 +772,7 @@ run_all() {
 	[ "$total_failed" = 0 ]
 }
 
-ORDER="tap bi fuzz stat regress unit layout"
+ORDER="tap bi package fuzz stat regress unit layout"
 HISTORY=$BUILDS/timings
 declare -A PIDS STARTED LONG
 JOBS=()

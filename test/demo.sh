@@ -197,14 +197,27 @@ RESET ROLE;
 SELECT count(*) - :charges_before AS new_charges FROM dp_pg.ledger;
 \echo 'After a write to the table the same question is a new release, charged again.'
 
+\echo
+\echo '=== 8. A plain count(*), as BI tools write it: answered as dp_count, and charged'
+SELECT count(*) AS charges_before FROM dp_pg.ledger \gset
+SET ROLE analyst;
+SELECT count(*) AS answer FROM people \gset
+RESET ROLE;
+SELECT :answer AS dp_answer, (SELECT count(*) FROM people) AS true_value, c.epsilon AS charged_epsilon,
+       (SELECT count(*) FROM dp_pg.ledger) - :charges_before AS new_charges
+FROM last_charge() c;
+\echo 'Charge explained: on a protected table the guard plans count(*), sum and avg as dp_count,'
+\echo 'dp_sum and dp_avg with dp_pg.default_mechanism (sum and avg need a value domain), so a'
+\echo 'BI tool''s SQL works unchanged: each such aggregate is a release, charged like any dp query.'
+
 \set ON_ERROR_STOP 0
 SET ROLE analyst;
 \echo
 \echo '=== Refused (as intended): reading raw rows of a protected table'
 SELECT * FROM people LIMIT 1;
 \echo
-\echo '=== Refused (as intended): a plain aggregate is not differentially private'
-SELECT count(*) FROM people;
+\echo '=== Refused (as intended): an aggregate that has no differentially private form'
+SELECT string_agg(region, ',') FROM people;
 \echo
 \echo '=== Refused (as intended): a WHERE that could fail on one person''s row (a data-dependent error)'
 SELECT dp_count(*) FROM people WHERE 1 / (age - 40) > 0;

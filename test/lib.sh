@@ -54,6 +54,23 @@ dp_install_deps() {
 	) 9>/var/lock/dp_pg-apt.lock
 }
 
+# Install Debian packages that the tests run as programs of their own
+# (pgbouncer, prometheus-postgres-exporter) without leaving their system
+# services running: a service the install started is stopped and disabled.
+dp_install_tools() {
+	local p newly=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || newly="$newly $p"
+	done
+	[ -n "$newly" ] || return 0
+	dp_install_deps $newly || return 1
+	if [ -d /run/systemd/system ]; then
+		for p in $newly; do
+			systemctl disable --now "$p" >/dev/null 2>&1 || true
+		done
+	fi
+}
+
 # Build and install the release build of the extension into the PostgreSQL
 # of DP_PGBIN (warnings are errors).  This is what the demo and users get.
 dp_build_install() {

@@ -5,7 +5,7 @@
  * Notation: Q(x) = 1 - Phi(x) = erfc(x/sqrt 2)/2 (never 1 - Phi),
  * phi = standard normal density, M(x) = Q(x)/phi(x) the Mills ratio,
  * Y the noise, Delta the sensitivity, h = Delta/sigma, r = m/sigma.
- * "ref" is shared/reference/README.md (section numbers in brackets).
+ * "ref" is test/reference/README.md (section numbers in brackets).
  *
  * Privacy profiles, delta(eps) = max(H_eps(P||Q), H_eps(Q||P)):
  *   Laplace(b)   delta = max(0, 1 - exp((eps - Delta/b)/2))       [ref 2.1, Dwork-Roth]

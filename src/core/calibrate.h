@@ -23,7 +23,7 @@
  * optimum ~0.1 ms, discrete calibrations <= ~0.4 ms, rho <= ~1 ms.
  *
  * The formulas and their sources are listed at the top of calibrate.c; the
- * reference values are in shared/reference (see its README).
+ * reference values are in test/reference (see its README).
  */
 #ifndef DP_CALIBRATE_H
 #define DP_CALIBRATE_H

@@ -75,7 +75,7 @@ extern double dp_noise_plan_halfwidth(const DpNoisePlan *plan, double level);
 
 /*
  * The same three questions for a noise-parameter form (continuous family at
- * real sensitivity, as in shared/reference).
+ * real sensitivity, as in test/reference).
  */
 extern double dp_noise_form_delta(const DpMechanism *mech, double sensitivity, double eps);
 extern double dp_noise_form_epsilon(const DpMechanism *mech, double sensitivity, double delta);

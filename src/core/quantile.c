@@ -26,6 +26,50 @@ dp_quantile_rank(double q, uint64_t n)
 	return (uint64_t) (p >> (53 - e));
 }
 
+/* The margin k = ceil((ln(N + 1) + 4) / gamma), at most 1e18. */
+static uint64_t
+QuantileMargin(DpRational gamma, int ncells)
+{
+	double		g = (double) gamma.num / (double) gamma.den;
+	double		kd = ceil((log((double) ncells + 1.0) + 4.0) / g);
+
+	return kd >= 1e18 ? (uint64_t) 1e18 : (uint64_t) kd;
+}
+
+/* See quantile.h. */
+uint64_t
+dp_quantile_target(double q, uint64_t n, DpRational gamma, int ncells)
+{
+	uint64_t	k = QuantileMargin(gamma, ncells);
+	uint64_t	lo;
+	uint64_t	r;
+
+	if (q == 0.0 || q == 1.0)
+	{
+		if (n / 20 > k)
+			k = n / 20;
+		lo = k < n / 4 ? k : n / 4;
+		return q == 0.0 ? lo : n - lo;
+	}
+	lo = k < n / 4 ? k : n / 4;
+	r = dp_quantile_rank(q, n);
+	if (r < lo)
+		r = lo;
+	if (r > n - lo)
+		r = n - lo;
+	return r;
+}
+
+/* See quantile.h. */
+double
+dp_quantile_rank_halfwidth(DpRational gamma, int ncells, double level)
+{
+	double		g = (double) gamma.num / (double) gamma.den;
+
+	/* rounded up: the interval is never narrower than the bound */
+	return ceil((log((double) ncells + 1.0) + log(1.0 / (1.0 - level))) / g);
+}
+
 /* epsilon / (2 w) rounded down to num / 2^k. */
 bool
 dp_quantile_gamma(double epsilon, uint64_t w, DpRational *gamma)

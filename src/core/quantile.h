@@ -41,6 +41,42 @@
 /* floor(q n) exactly, for q in [0, 1] (q is a dyadic rational like every double). */
 extern uint64_t dp_quantile_rank(double q, uint64_t n);
 
+/*
+ * The rank the mechanism is asked for, for the q-quantile of n values
+ * (w values per privacy unit are in gamma = epsilon / (2 w)).  Every
+ * boundary beyond the data has the utility of the data's extreme, so a rank
+ * nearer an end of the data than the margin
+ *     k = ceil((ln(N + 1) + 4) / gamma)
+ * would spread the answer over the empty part of the domain (each empty
+ * boundary weighs e^-4 / (N + 1) or less against the rank asked for only
+ * from k on).  So the rank is kept min(k, floor(n / 4)) or more from either
+ * end, falling back toward the median -- to the quartiles, no further --
+ * where the group is too small for k:
+ *     lo(n) = min(k, floor(n / 4)),  hi(n) = n - lo(n),
+ *     r(q, n) = min(max(floor(q n), lo(n)), hi(n))          (0 < q < 1),
+ * and the extremes take the margin k' = max(k, floor(n / 20)) (a value
+ * shared by up to a tenth of the rows does not tie with the empty part):
+ *     r(0, n) = min(k', floor(n / 4)),  r(1, n) = n - r(0, n).
+ * The minimum of a group never asks for a higher rank than its maximum (the
+ * plain rule min(n, k) / max(n - k, 0) asked for rank n and rank 0 below
+ * n = k: the minimum came out above the maximum), and they ask for ranks
+ * n / 2 apart while n < 4k, so they rarely cross.  Each of floor(q n), lo
+ * and hi grows by 0 or 1 when n grows by 1, hence so does r (a max and a min
+ * of such functions): adding or removing one value moves r by 0 or 1 in the
+ * direction it moves every cum_j, which is what the sensitivity argument
+ * needs.  For fixed n, r is non-decreasing in q on (0, 1) and r(0, n) <=
+ * r(q, n) <= r(1, n) whenever floor(n / 20) <= k (below 20 k values).
+ */
+extern uint64_t dp_quantile_target(double q, uint64_t n, DpRational gamma, int ncells);
+
+/*
+ * The half-width t, in ranks, of the exponential mechanism's interval at
+ * level `level`: P(|cum_J - r| > d_min + t) <= (N + 1) e^{-gamma t} = 1 -
+ * level, t = (ln(N + 1) + ln(1 / (1 - level))) / gamma (d_min: the least
+ * |cum_j - r| of any boundary, 0 unless the values of one cell tie).
+ */
+extern double dp_quantile_rank_halfwidth(DpRational gamma, int ncells, double level);
+
 /* epsilon / (2 w) rounded down to num / 2^k; false if not in (2^-60, 2^40). */
 extern bool dp_quantile_gamma(double epsilon, uint64_t w, DpRational *gamma);
 

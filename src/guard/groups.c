@@ -37,6 +37,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/typcache.h"
 
 #include "agg_common.h"
 #include "callsite.h"
@@ -106,7 +107,72 @@ DpAddPartitionKeep(Query *q, int32 groups)
 #define DP_MAX_PUBLIC_GROUPS 100000
 
 
-/* The declared public keys arr (text[]) as constants of key's type, NULLs left out. */
+/* Context of DpPublicKeyOrder. */
+typedef struct DpKeyOrder
+{
+	FmgrInfo   *cmp;
+	Oid			coll;
+	Datum	   *values;
+} DpKeyOrder;
+
+/* qsort_arg comparator of key positions: by value, then by position. */
+static int
+DpPublicKeyOrder(const void *a, const void *b, void *arg)
+{
+	DpKeyOrder *o = (DpKeyOrder *) arg;
+	int			i = *(const int *) a;
+	int			j = *(const int *) b;
+	int32		c = DatumGetInt32(FunctionCall2Coll(o->cmp, o->coll, o->values[i], o->values[j]));
+
+	if (c != 0)
+		return c < 0 ? -1 : 1;
+	return i < j ? -1 : (i > j ? 1 : 0);
+}
+
+/*
+ * The first of each run of equal keys in consts (key type type, collation
+ * coll), in their order.  Two declared keys that are equal (5 and 5.000, 'a'
+ * and 'A' under a case-insensitive collation, -0 and 0 of a generalised key)
+ * would each meet the same rows: one row counted in two groups, twice the
+ * sensitivity the noise is calibrated for.
+ */
+static List *
+DpDistinctKeyConsts(List *consts, Oid type, Oid coll)
+{
+	TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_CMP_PROC_FINFO);
+	int			n = list_length(consts);
+	DpKeyOrder	o;
+	int		   *pos;
+	bool	   *keep;
+	List	   *result = NIL;
+	int			i = 0;
+	ListCell   *lc;
+
+	if (n < 2 || !OidIsValid(tc->cmp_proc_finfo.fn_oid))
+		return consts;
+	o.cmp = &tc->cmp_proc_finfo;
+	o.coll = coll;
+	o.values = palloc(sizeof(Datum) * n);
+	pos = palloc(sizeof(int) * n);
+	keep = palloc0(sizeof(bool) * n);
+	foreach(lc, consts)
+	{
+		o.values[i] = ((Const *) lfirst(lc))->constvalue;
+		pos[i] = i;
+		i++;
+	}
+	qsort_arg(pos, n, sizeof(int), DpPublicKeyOrder, &o);
+	for (i = 0; i < n; i++)
+		keep[pos[i]] = i == 0 ||
+			DatumGetInt32(FunctionCall2Coll(o.cmp, coll, o.values[pos[i - 1]], o.values[pos[i]])) != 0;
+	i = 0;
+	foreach(lc, consts)
+		if (keep[i++])
+			result = lappend(result, lfirst(lc));
+	return result;
+}
+
+/* The declared public keys arr (text[]) as constants of key's type, NULLs and repeated keys left out. */
 List *
 DpPublicKeyConsts(ArrayType *arr, Node *key)
 {
@@ -132,7 +198,7 @@ DpPublicKeyConsts(ArrayType *arr, Node *key)
 														typioparam, typmod),
 								   false, get_typbyval(type)));
 	}
-	return consts;
+	return DpDistinctKeyConsts(consts, type, coll);
 }
 
 /* Context of the public-group rewrite. */

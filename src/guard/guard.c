@@ -106,7 +106,10 @@ DpGuardBoundTrusted(Query *parse, List *prot, DpPlanCheck *check)
 		return;
 	DpShapeValidate(parse, p, &shape);
 	d = DpReleaseSplit(parse, &shape);
-	(void) DpUnitBoundOf(p, &ub);
+	if (shape.partner_rti != 0)
+		DpUnitJoinBound(&shape, &ub);	/* two tables joined on their unit */
+	else
+		(void) DpUnitBoundOf(p, &ub);
 	DpBoundUnits(d, shape.prot_rti, p->relid, DpFindProtected(prot, p->relid) != NULL, &ub);
 	check->bounded = true;
 }
@@ -199,7 +202,7 @@ DpWrappedDpQuery(Query *q)
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
 
 		if (r->rtekind == RTE_SUBQUERY && r->subquery != NULL && !DpIsExpandedView(r) &&
-			DpReadsProtected(r->subquery) > 0)
+			!DpMultiIsReleased(r) && DpReadsProtected(r->subquery) > 0)
 			return r;
 	}
 	return NULL;
@@ -306,7 +309,8 @@ DpFlattenRawSubquery(Query *q, List *prot)
  * FROM visits v LEFT JOIN regions r ON r.region = v.region) AS virtual_table
  * GROUP BY label) takes over the subquery's FROM and WHERE: its references
  * to the subquery's columns become the subquery's expressions.  The result
- * is checked as if written so (each join on a public table's unique key).
+ * is checked as if written so (each join on a public table's unique key, or
+ * two protected tables on their privacy unit: dbplyr's left_join).
  * Returns true if it flattened one.
  */
 static bool
@@ -327,7 +331,7 @@ DpFlattenJoinedSubquery(Query *q, List *prot)
 		sq->hasSubLinks || sq->groupClause != NIL || sq->groupingSets != NIL || sq->havingQual != NULL ||
 		sq->distinctClause != NIL || sq->limitCount != NULL || sq->limitOffset != NULL ||
 		sq->rowMarks != NIL || sq->hasForUpdate || sq->jointree == NULL ||
-		DpReadsProtected(sq) != 1 || DpTopLevelProtected(sq, prot) == NULL)
+		DpReadsProtected(sq) != 1 + DpUnitJoinReads(sq, prot) || DpTopLevelProtected(sq, prot) == NULL)
 		return false;
 	DpFlattenGroupVars(q);		/* 18: the grouping entry is gone, grouped Vars are the subquery's */
 	if (list_length(q->rtable) != 1)
@@ -453,7 +457,7 @@ DpInlineProtectedCtes(Query *q)
 }
 
 /* The DP query of an analyst's query (q itself, or the query it wraps), processed. */
-static void
+void
 DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 {
 	DpProtected *p;
@@ -469,23 +473,37 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 		RangeTblEntry *sub = DpWrappedDpQuery(parse);
 
 		if (sub == NULL || sub->lateral || depth >= 8)
-			DpGuardRefuse("a protected table may only be read by a dp query in FROM",
-						  "The dp query may be wrapped in outer queries (FROM (<dp query>) AS s); "
-						  "CTEs, scalar subqueries, set operations and LATERAL could release rows or a second result.");
+			DpGuardRefuseHint("a protected table may only be read by a dp query in FROM",
+							  "The dp query may be wrapped in outer queries (FROM (<dp query>) AS s); "
+							  "CTEs, scalar subqueries, set operations and LATERAL could release rows or a second result.",
+							  "Put the dp query in FROM: SELECT ... FROM (SELECT dp_count(*) FROM t) AS s.");
 		DpGuardDpQuery(sub->subquery, prot, check, depth + 1);
 		return;
 	}
+	/* grouping sets, or a constant series: one release each (multi.c) */
+	if (DpMultiSplit(parse, prot, check, depth))
+		return;
 	DpTranslatePlainAggregates(parse, p);
 	DpShapeValidate(parse, p, &shape);
+	DpRefuseUnitGroups(parse, p, shape.prot_rti);
 	d = DpReleaseSplit(parse, &shape);
 	DpElevate(d, rt_fetch(shape.prot_rti, d->rtable));
-	if (DpUnitBoundOf(p, &ub))
+	if (shape.partner_rti != 0)
+	{
+		/* two tables joined on their unit: the joined rows are bounded per unit (unitjoin.c) */
+		DpElevate(d, rt_fetch(shape.partner_rti, d->rtable));
+		DpUnitJoinBound(&shape, &ub);
+		DpBoundUnits(d, shape.prot_rti, p->relid, true, &ub);
+		check->bounded = true;
+	}
+	else if (DpUnitBoundOf(p, &ub))
 	{
 		DpBoundUnits(d, shape.prot_rti, p->relid, true, &ub);
 		check->bounded = true;
 	}
 	else
 		DpGroupRelease(d, p->relid);
+	DpCanonicalReleasedKeys(d);
 }
 
 /* An analyst's query that reads a protected table: validate, split, rewrite. */
@@ -506,9 +524,16 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 		DpEmptyProbe(parse);
 		return;
 	}
+	/* dp subqueries whose released rows filter the table are releases of their own (multi.c) */
 	if (reads > 1)
-		DpGuardRefuse("a dp query reads exactly one protected table, once",
-					  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.");
+		reads -= DpMultiReleasedSubqueries(parse, prot, check);
+	/* two protected tables joined on their unit are one DP level (unitjoin.c; the shape check decides) */
+	if (reads == 2)
+		reads -= DpUnitJoinReads(parse, prot);
+	if (reads > 1)
+		DpGuardRefuseHint("a dp query reads exactly one protected table, once",
+						  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.",
+						  "Ask each protected table in a query of its own.");
 	DpGuardDpQuery(parse, prot, check, 0);
 }
 
@@ -520,6 +545,7 @@ DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 	uint64		made = DpRunConstantsMade();
 
 	memset(check, 0, sizeof(DpPlanCheck));
+	DpMultiReset();				/* no released subquery of an earlier query is one of this one's */
 	if (parse->commandType == CMD_UTILITY)
 		return;
 	prot = DpProtectedTables();
@@ -556,8 +582,15 @@ DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 void
 DpGuardUtility(PlannedStmt *pstmt)
 {
+	/* an EXECUTE's plan is checked, and gets the message floor, when it starts (reads.c) */
+	bool		analyst;
+
 	if (DpSessionIsSuperuser())
 		return;
+	analyst = !IsA(pstmt->utilityStmt, ExecuteStmt) && DpSessionIsAnalyst();
+	/* messages of the statement stay at NOTICE and above (session.c) */
+	if (analyst)
+		DpSessionMessageFloor();
 	/* the SELECT analysts hold for table pickers does not let them lock a protected table */
 	if (IsA(pstmt->utilityStmt, LockStmt) && DpSessionIsAnalyst())
 	{
@@ -574,6 +607,9 @@ DpGuardUtility(PlannedStmt *pstmt)
 	}
 	DpTrustCheckUtility(pstmt->utilityStmt);
 	DpStatsCheckUtility(pstmt->utilityStmt);
+	/* nothing that reads a protected table or acts on what one depends on (ddl.c) */
+	if (analyst)
+		DpDdlCheckUtility(pstmt->utilityStmt);
 }
 
 /* Set up the guard's caches (from _PG_init, preloaded only). */

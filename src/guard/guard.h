@@ -28,7 +28,8 @@
  *     plan choice and selectivity code evaluate nothing against its values);
  *     functions that reveal sizes and counters of protected tables run only
  *     through dp_pg.masked_call, which returns NULL for them, and are refused
- *     anywhere else; messages below NOTICE never reach an analyst.  [stats.c]
+ *     anywhere else [stats.c]; messages below NOTICE never reach an analyst
+ *     (a check hook on client_min_messages) [session.c].
  *  3. Every read of a protected table in an analyst's session is the DP level
  *     of a validated query, read with the owner's rights for that plan only:
  *     reads that appear after the guard looked (inlined SQL functions,
@@ -42,9 +43,20 @@
  *     MATERIALIZED common table expression whose rows (GROUP BY keys, noisy
  *     aggregates) are sorted by key; HAVING, ORDER BY, LIMIT, DISTINCT, window
  *     functions and the select list are post-processing above it.  [release.c]
+ *     A statement may hold several DP levels (grouping sets, a constant
+ *     series, a dp subquery whose released rows filter another), charged
+ *     together before any runs.  [multi.c]
  *  6. A public table joins a protected one only when no analyst can shape it
  *     and each protected row provably meets at most one of its rows.  [shape.c]
+ *     Two protected tables join only on their shared privacy unit, the joined
+ *     rows bounded per unit.  [unitjoin.c]
  *  7. No request can make another's charge fail (ledger.c).
+ *  8. A released key (GROUP BY key, histogram label, DISTINCT value) is a
+ *     function of its equality class, never of one row's spelling of it:
+ *     released in a canonical spelling, or refused.  [canonical.c]
+ *  9. Nothing an analyst runs — utility statements included — makes
+ *     PostgreSQL read a protected table outside a DP level, or changes what
+ *     a protected table depends on: refused before it runs.  [ddl.c]
  */
 #ifndef DP_GUARD_H
 #define DP_GUARD_H
@@ -194,12 +206,28 @@ extern void DpStatsInit(void);
 /* ERROR 42501 naming the rule a query broke. */
 extern DP_NORETURN void DpGuardRefuse(const char *rule, const char *detail);
 
+/* The same, with a short hint saying what to write instead (NULL: none). */
+extern DP_NORETURN void DpGuardRefuseHint(const char *rule, const char *detail, const char *hint);
+
+/* The Var under binary-compatible relabelling (this query level), or NULL. */
+extern Var *DpStripVar(Node *node);
+
+/* True if conjunct c equates a column at rti_a with one at rti_b by their type's equality (sets *a, *b). */
+extern bool DpEquatedColumns(Node *c, int rti_a, int rti_b, Var **a, Var **b);
+
+/* True if the conjuncts cover a unique key of pub_relid (at pub_rti) by equalities with columns at prot_rti. */
+extern bool DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti);
+
 /* What validation found. */
 typedef struct DpShape
 {
 	int			prot_rti;		/* range-table index of the protected table */
 	DpProtected *prot;			/* its declaration (or a trusted role's request) */
 	int			ndp;			/* dp aggregate calls */
+	int			partner_rti;	/* a second protected table joined on the unit (unitjoin.c), or 0 */
+	Oid			partner_relid;
+	DpProtected *partner;		/* its declaration */
+	AttrNumber	unit_attno;		/* the first table's column that carries the joined rows' unit */
 } DpShape;
 
 /*
@@ -237,6 +265,7 @@ extern Oid	DpAnalystRowsFunction(void);
 
 /* keys.c — generalising expressions of a column (date_trunc, extract, width_bucket, ...) */
 extern bool DpIsGeneralising(Node *node);
+extern bool DpIsKeyWindowCall(Node *node);
 extern Node *DpGeneralise(Node *node, Bitmapset *rtis, const char *where);
 extern ArrayType *DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti);
 extern void DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *where);
@@ -254,6 +283,20 @@ extern Oid	DpClampFloat8Function(void);
 
 /* Split a validated query into the DP level (returned) and post-processing over it (q). */
 extern Query *DpReleaseSplit(Query *q, DpShape *shape);
+
+/* ------------------------------------------------------------------------
+ * canonical.c — released keys are functions of their equality class
+ * ------------------------------------------------------------------------
+ */
+
+/* Release the DP level's row keys in their canonical spelling; ERROR for keys without one. */
+extern void DpCanonicalReleasedKeys(Query *d);
+
+/* ERROR before the charge if values of key, released as what, have no canonical spelling. */
+extern void DpCanonicalCheckKey(Node *key, const char *what);
+
+/* unitkeys.c: ERROR before the charge if every group of validated query q would be a single unit. */
+extern void DpRefuseUnitGroups(Query *q, DpProtected *p, int prot_rti);
 
 /* ------------------------------------------------------------------------
  * groups.c — GROUP BY: public keys or partition selection
@@ -353,15 +396,55 @@ extern bool DpReadsRunPush(QueryDesc *queryDesc);
 extern void DpReadsRunPop(bool pushed);
 
 /* ------------------------------------------------------------------------
+ * multi.c — several releases in one query
+ * ------------------------------------------------------------------------
+ */
+
+/* Forget the released subqueries of an earlier query. */
+extern void DpMultiReset(void);
+
+/* Guard the dp subqueries that filter the protected table's rows (released subqueries); returns the reads guarded. */
+extern int	DpMultiReleasedSubqueries(Query *q, List *prot, DpPlanCheck *check);
+
+/* True if r is a released subquery. */
+extern bool DpMultiIsReleased(RangeTblEntry *r);
+
+/* True if released entry r (at rti) is joined to the protected table on every column it keeps. */
+extern bool DpMultiReleasedJoined(List *quals, int rti, RangeTblEntry *r, int prot_rti);
+
+/* Decompose a query level with grouping sets or a constant series into one release each. */
+extern bool DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth);
+
+/* ------------------------------------------------------------------------
+ * unitjoin.c — two protected tables joined on their shared privacy unit
+ * ------------------------------------------------------------------------
+ */
+
+/* Check the join of a DP level's two protected tables (ERROR 42501 unless on the shared unit). */
+extern void DpUnitJoinCheck(DpShape *shape, List *quals, List *prot);
+
+/* The bound of the joined rows of a checked unit join. */
+extern void DpUnitJoinBound(DpShape *shape, DpUnitBound *ub);
+
+/* 1 if a query level reads two different protected tables side by side (a candidate unit join), else 0. */
+extern int	DpUnitJoinReads(Query *q, List *prot);
+
+/* ------------------------------------------------------------------------
  * guard.c — the planner hook's two halves
  * ------------------------------------------------------------------------
  */
+
+/* The DP query of an analyst's query (q itself, or the query it wraps), validated and rewritten. */
+extern void DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth);
 
 /* Before planning: masking, validation, the release level and its rewrites. */
 extern void DpGuardBeforePlanning(Query *parse, DpPlanCheck *check);
 
 /* After planning: the final plan's checks and stamp. */
 extern void DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check);
+
+/* ddl.c: ERROR if an analyst's utility statement would read a protected table or change what one depends on. */
+extern void DpDdlCheckUtility(Node *stmt);
 
 /* ProcessUtility: the guard's checks of utility statements. */
 extern void DpGuardUtility(PlannedStmt *pstmt);

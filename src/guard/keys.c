@@ -3,7 +3,8 @@
  * and date_part, width_bucket, floor / ceil / round / trunc, casts to date
  * and between the date and time types, AT TIME ZONE '<zone>', lower / upper,
  * date or time shifted by a constant interval, and the text functions of BI tools' string filters
- * (strpos / position, starts_with, left, right, substr, length).  They may be GROUP BY keys (released
+ * (strpos / position, starts_with, left, right, substr, length), and COLLATE
+ * (a key compared bytewise, guard/canonical.c).  They may be GROUP BY keys (released
  * through partition selection, groups.c) and appear in row predicates
  * (WHERE, FILTER, dp aggregate values), like a column.
  *
@@ -212,6 +213,14 @@ DpKeyWindowFunction(Oid type)
 		default:
 			return InvalidOid;
 	}
+}
+
+/* True if node is dp_pg.key_window(<expression>) (a column read through its key window). */
+bool
+DpIsKeyWindowCall(Node *node)
+{
+	return node != NULL && IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 1 &&
+		((FuncExpr *) node)->funcid == DpKeyWindowFunction(exprType(linitial(((FuncExpr *) node)->args)));
 }
 
 /* Context of the grammar's walk. */
@@ -584,6 +593,10 @@ DpKeyMutator(Node *node, DpKeyContext *cxt)
 			}
 		case T_List:
 		case T_RelabelType:
+			return expression_tree_mutator(node, DpKeyMutator, cxt);
+		case T_CollateExpr:
+			/* <column> COLLATE "C": a superuser's collation, its locale opened now (canonical.c) */
+			DpCheckCollation(((CollateExpr *) node)->collOid, exprType(node), false, cxt->where);
 			return expression_tree_mutator(node, DpKeyMutator, cxt);
 		case T_FuncExpr:
 			return DpKeyFunction((FuncExpr *) node, DpKeyRuleOf(((FuncExpr *) node)->funcid), cxt);

@@ -192,7 +192,7 @@ DpReadsBeforePlanning(Query *parse, DpPlanCheck *check)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("dp aggregates over a table with a privacy unit must read it directly in the outermost query"),
 				 errdetail("Only that shape bounds each person's contribution; in a subquery, CTE or view the answer would protect rows, not persons."),
-				 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
+				 errhint("Read the table in the FROM of the query that has the dp aggregates; queries may wrap that one.")));
 	}
 }
 
@@ -317,7 +317,7 @@ DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("dp aggregates over a table with a privacy unit must read it directly in the outermost query"),
 					 errdetail("This query reads it through a function, where no person's contribution is bounded."),
-					 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
+					 errhint("Read the table in the FROM of the query that has the dp aggregates.")));
 		}
 		DpStamp(stmt, DP_STAMP_BOUNDED, 0);
 	}
@@ -365,8 +365,9 @@ DpReadsExecutorStart(QueryDesc *queryDesc, int eflags)
 							  "The role's budget changed since it was planned; run the statement again.");
 			if (analyst && !DpCallSitesIsEstimate(queryDesc) &&
 				((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || queryDesc->instrument_options != 0))
-				DpGuardRefuse("EXPLAIN is not allowed on a protected table",
-							  "Plan estimates and run-time statistics reveal row counts.");
+				DpGuardRefuseHint("EXPLAIN is not allowed on a protected table",
+								  "Plan estimates and run-time statistics reveal row counts.",
+								  "dp_pg.estimate_cost('<query>') and dp_pg.error_bars('<query>') say what it would cost and how accurate it is.");
 		}
 	}
 	if (running_dp_queries > 0 && c.unit_reads > 0 && DpFindStamp(stmt, DP_STAMP_BOUNDED) == NULL)
@@ -377,7 +378,7 @@ DpReadsExecutorStart(QueryDesc *queryDesc, int eflags)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("a table with a privacy unit cannot be read inside a running dp query"),
 				 errdetail("Its rows would reach the dp aggregate without bounding each person's contribution."),
-				 errhint("SELECT <dp aggregates> FROM <table> [WHERE ...] [GROUP BY <columns>].")));
+				 errhint("Run the two queries one after the other.")));
 	}
 }
 

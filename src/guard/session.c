@@ -15,12 +15,28 @@
  * plan cache: a plan is only ever run in the epoch it was planned in (the
  * guard stamps plans with their epoch, reads.c), so no plan made before a
  * role got (or lost) its budget reads a protected table afterwards.
+ *
+ * The message floor: no message below NOTICE (DEBUG and LOG lines —
+ * debug_print_plan, trace_sort, auto_explain, a utility statement's debug
+ * output) reaches an analyst's client.  PostgreSQL sends a message to the
+ * client by client_min_messages alone (emit_log_hook sees only what goes to
+ * the server log), so the floor is kept on the setting itself: a check hook
+ * on client_min_messages raises every value below NOTICE to NOTICE in an
+ * analyst's session, whichever way it arrives — SET, SET LOCAL, set_config(),
+ * PGOPTIONS, ALTER ROLE / DATABASE ... SET, a function's SET clause — and
+ * every statement an analyst plans, runs or sends as a utility command
+ * raises it again first (for a session that became an analyst's after it
+ * lowered the setting: SET ROLE, a new budget).  INFO, which PostgreSQL
+ * always sends, comes from VACUUM, ANALYZE, CLUSTER and REINDEX VERBOSE,
+ * which analysts may not run on protected tables (ddl.c), and from RAISE INFO
+ * in trusted code.
  */
 #include "postgres.h"
 
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/inval.h"
 #include "utils/plancache.h"
 #include "utils/syscache.h"
@@ -101,9 +117,9 @@ DpSessionEpoch(void)
 }
 
 /*
- * Messages below NOTICE (LOG, DEBUG: debug_print_plan, trace_sort, auto_explain
- * and the like) never reach an analyst's client: raised again at the start of
- * every statement an analyst plans or runs.
+ * Messages below NOTICE never reach an analyst's client (the file comment):
+ * raised again at the start of every statement an analyst plans, runs or
+ * sends as a utility command.
  */
 void
 DpSessionMessageFloor(void)
@@ -112,11 +128,73 @@ DpSessionMessageFloor(void)
 		SetConfigOption("client_min_messages", "notice", PGC_USERSET, PGC_S_SESSION);
 }
 
-/* Register the cache invalidation callbacks. */
+/* The check hook client_min_messages had before ours (none in PostgreSQL). */
+static GucEnumCheckHook prev_client_min_messages_check = NULL;
+
+/*
+ * Does the floor apply to a value of client_min_messages from source?  In a
+ * transaction: if the session is an analyst's.  Outside one (a
+ * configuration file reloaded) the last answer for these users; a session
+ * whose answer is not known yet keeps a value from the server's
+ * configuration (its next statement raises the floor if it must) and has a
+ * value of its own raised (fail closed).
+ */
+static bool
+DpSessionFloorApplies(GucSource source)
+{
+	Oid			users[3];
+
+	if (!OidIsValid(GetSessionUserId()))
+		return false;			/* the postmaster, a background process */
+	if (IsTransactionState())
+		return DpSessionIsAnalyst();
+	users[0] = GetSessionUserId();
+	users[1] = GetOuterUserId();
+	users[2] = GetUserId();
+	if (cache_valid && memcmp(users, cache_users, sizeof(users)) == 0)
+		return cache_answer;
+	return source > PGC_S_ARGV;
+}
+
+/* Check hook of client_min_messages: below NOTICE is NOTICE in an analyst's session. */
+static bool
+DpClientMinMessagesCheck(int *newval, void **extra, GucSource source)
+{
+	if (prev_client_min_messages_check && !prev_client_min_messages_check(newval, extra, source))
+		return false;
+	if (*newval < NOTICE && DpSessionFloorApplies(source))
+		*newval = NOTICE;
+	return true;
+}
+
+/* Put the floor's check hook on client_min_messages (a core setting). */
+static void
+DpSessionInstallMessageFloor(void)
+{
+	struct config_generic *gen = NULL;
+
+#if PG_VERSION_NUM >= 160000
+	gen = find_option("client_min_messages", false, false, ERROR);
+#else
+	struct config_generic **vars = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	for (int i = 0; i < n && gen == NULL; i++)
+		if (strcmp(vars[i]->name, "client_min_messages") == 0)
+			gen = vars[i];
+#endif
+	if (gen == NULL || gen->vartype != PGC_ENUM)
+		elog(ERROR, "dp_pg: setting client_min_messages not found");
+	prev_client_min_messages_check = ((struct config_enum *) gen)->check_hook;
+	((struct config_enum *) gen)->check_hook = DpClientMinMessagesCheck;
+}
+
+/* Register the cache invalidation callbacks and the message floor. */
 void
 DpSessionInit(void)
 {
 	CacheRegisterSyscacheCallback(AUTHOID, DpSessionAuthCallback, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHMEMMEMROLE, DpSessionAuthCallback, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, DpSessionAuthCallback, (Datum) 0);
+	DpSessionInstallMessageFloor();
 }

@@ -78,16 +78,23 @@
 #include "guard/guard.h"
 #include "ledger.h"
 
-/* ERROR 42501 naming the rule a query broke. */
+/* ERROR 42501 naming the rule a query broke (its detail says why, or what to write). */
 void
 DpGuardRefuse(const char *rule, const char *detail)
+{
+	DpGuardRefuseHint(rule, detail, NULL);
+}
+
+/* ERROR 42501 naming the rule a query broke, with a short hint saying what to write instead. */
+void
+DpGuardRefuseHint(const char *rule, const char *detail, const char *hint)
 {
 	DpLedgerNoteRefusal(rule, ERRCODE_INSUFFICIENT_PRIVILEGE);
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("dp_pg: %s", rule),
 			 errdetail("%s", detail),
-			 errhint("On a protected table an analyst may only run SELECT <dp aggregates> FROM <table> [JOIN <public table> ON <unique key> = <column>] [WHERE <simple comparisons>] [GROUP BY <columns>], with anything over the released values around it.")));
+			 hint != NULL ? errhint("%s", hint) : 0));
 }
 
 /* ------------------------------------------------------------------------
@@ -446,10 +453,11 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				/* date_trunc, extract, width_bucket, floor, casts to date, ... of a column (keys.c) */
 				if (DpIsGeneralising(node))
 					return DpGeneralise(node, cxt->rtis, where);
-				DpGuardRefuse("this function is not allowed on a protected table",
-							  psprintf("Function %s in %s could raise errors that reveal private values; "
-									   "only widening numeric casts are allowed on columns.",
-									   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", where));
+				DpGuardRefuseHint("this function is not allowed on a protected table",
+								  psprintf("Function %s in %s could raise errors that reveal private values; "
+										   "only widening numeric casts are allowed on columns.",
+										   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", where),
+								  "Compute it over the released values, in a query around the dp query.");
 				return NULL;
 			}
 		case T_CaseExpr:
@@ -466,9 +474,10 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				bool		is_like;
 
 				if (!DpSafeOperator(op->opno, &is_like))
-					DpGuardRefuse("this operator is not allowed on a protected table",
-								  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
-										   get_opname(op->opno) ? get_opname(op->opno) : "?", where));
+					DpGuardRefuseHint("this operator is not allowed on a protected table",
+									  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
+											   get_opname(op->opno) ? get_opname(op->opno) : "?", where),
+									  "Compare the column itself with a constant (amount > 10, not amount * 2 > 20); for bins use width_bucket.");
 				if (is_like)
 				{
 					Node	   *pat = lsecond(op->args);
@@ -509,9 +518,10 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				return (Node *) sa;
 			}
 		default:
-			DpGuardRefuse("this expression is not allowed on a protected table",
-						  psprintf("Functions, casts and arithmetic on private columns in %s could raise errors that reveal values; "
-								   "only comparisons, LIKE, AND/OR/NOT, IS NULL, CASE WHEN and COALESCE are allowed.", where));
+			DpGuardRefuseHint("this expression is not allowed on a protected table",
+							  psprintf("Functions, casts and arithmetic on private columns in %s could raise errors that reveal values; "
+									   "only comparisons, LIKE, AND/OR/NOT, IS NULL, CASE WHEN and COALESCE are allowed.", where),
+							  "Compute it over the released values, in a query around the dp query.");
 	}
 	return NULL;				/* keep compiler quiet */
 }
@@ -602,13 +612,49 @@ DpCheckJoinTree(Node *node, List **quals, DpRowContext *cxt, int prot_rti)
 				  "Other outer joins could release rows of the public table for keys that depend on private rows.");
 }
 
-/* The Var under binary-compatible relabelling, or NULL. */
-static Var *
+/* The Var under binary-compatible relabelling (this query level), or NULL. */
+Var *
 DpStripVar(Node *node)
 {
 	while (node && IsA(node, RelabelType))
 		node = (Node *) ((RelabelType *) node)->arg;
 	return (node && IsA(node, Var) && ((Var *) node)->varlevelsup == 0) ? (Var *) node : NULL;
+}
+
+/*
+ * True if conjunct c is "<column at rti_a> = <column at rti_b>" (either way
+ * round) of one type, by that type's default equality, under no collation or
+ * a deterministic one: rows meet only on equal values (a multi-release filter
+ * or a join on the privacy unit, multi.c and unitjoin.c).  Sets *a and *b.
+ */
+bool
+DpEquatedColumns(Node *c, int rti_a, int rti_b, Var **a, Var **b)
+{
+	OpExpr	   *op = (OpExpr *) c;
+	Var		   *x;
+	Var		   *y;
+
+	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+		return false;
+	x = DpStripVar(linitial(op->args));
+	y = DpStripVar(lsecond(op->args));
+	if (x == NULL || y == NULL)
+		return false;
+	if (x->varno == rti_b && y->varno == rti_a)
+	{
+		Var		   *t = x;
+
+		x = y;
+		y = t;
+	}
+	if (x->varno != rti_a || y->varno != rti_b || x->varattno <= 0 || y->varattno <= 0 ||
+		x->vartype != y->vartype || op->opno != lookup_type_cache(x->vartype, TYPECACHE_EQ_OPR)->eq_opr)
+		return false;
+	if (OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))
+		return false;
+	*a = x;
+	*b = y;
+	return true;
 }
 
 /*
@@ -657,7 +703,7 @@ DpKeyColumnJoined(List *quals, int pub_rti, AttrNumber attno, int prot_rti, Oid 
  * public table that PostgreSQL enforces at once, on plain columns, without a
  * predicate: each protected row then meets at most one public row.
  */
-static bool
+bool
 DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti)
 {
 	Relation	rel = table_open(pub_relid, AccessShareLock);
@@ -836,9 +882,27 @@ static bool
 DpIsDistinctUnitCount(Aggref *agg, const DpAggKind *kind, DpReleaseCheck *cxt)
 {
 	Var		   *v;
+	ListCell   *lc;
+	bool		unit = false;
 
 	if (kind != &dp_count_kind || cxt->prot == NULL || !cxt->prot->has_unit || agg->aggorder != NIL ||
-		list_length(agg->aggdistinct) != 1)
+		agg->aggdistinct == NIL)
+		return false;
+	/*
+	 * DISTINCT applies to every argument: the unit, and in dp_count(DISTINCT
+	 * unit, mech) written by the analyst the mechanism too (a constant for
+	 * the query, checked below like any mechanism)
+	 */
+	foreach(lc, agg->aggdistinct)
+	{
+		TargetEntry *te = get_sortgroupclause_tle(lfirst_node(SortGroupClause, lc), agg->args);
+
+		if (te->resno == 1)
+			unit = true;
+		else if (te->resno != kind->mech_argno + 1)
+			return false;
+	}
+	if (!unit)
 		return false;
 	v = (Var *) linitial_node(TargetEntry, agg->args)->expr;
 	while (v && IsA(v, RelabelType))
@@ -856,8 +920,9 @@ DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
 	int			argno = 0;
 
 	if (kind == NULL)
-		DpGuardRefuse("only dp aggregates may read a protected table",
-					  psprintf("Aggregate %s is not differentially private.", get_func_name(agg->aggfnoid)));
+		DpGuardRefuseHint("only dp aggregates may read a protected table",
+						  psprintf("Aggregate %s is not differentially private.", get_func_name(agg->aggfnoid)),
+						  "Use dp_count, dp_sum, dp_avg, dp_quantile or dp_histogram (count, sum, avg, min, max and percentile_cont of a column with a value domain are planned as them).");
 	/*
 	 * dp_pg.partition_keep written by the user is one more released value (a
 	 * noisy count compared with its threshold, charged like any call site);
@@ -867,6 +932,9 @@ DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
 	if (DpAggNumArgs(agg->args) != kind->nargs)
 		DpGuardRefuse("dp_pg's internal aggregates cannot be called on a protected table",
 					  psprintf("%s is written by dp_pg itself.", get_func_name(agg->aggfnoid)));
+	/* its released labels are keys (canonical.c) */
+	if (kind == &dp_histogram_keys_kind && DpSessionIsAnalyst())
+		DpCanonicalCheckKey((Node *) linitial_node(TargetEntry, agg->args)->expr, "a dp_histogram key");
 	if ((agg->aggdistinct != NIL && !DpIsDistinctUnitCount(agg, kind, cxt)) || agg->aggorder != NIL)
 		DpGuardRefuse("DISTINCT and ORDER BY inside a dp aggregate are not allowed on a protected table",
 					  "Use the aggregate on the column itself; count(DISTINCT <privacy unit>) counts persons.");
@@ -927,8 +995,9 @@ DpCheckReleasedWalker(Node *node, DpReleaseCheck *cxt)
 
 		if (v->varattno > 0 && bms_is_member(DP_GROUP_KEY(v->varno, v->varattno), cxt->group_atts))
 			return false;		/* a GROUP BY key: released as a key */
-		DpGuardRefuse("table columns may only appear inside dp aggregates or as GROUP BY keys",
-					  "Selecting, filtering or ordering by another column would release it.");
+		DpGuardRefuseHint("table columns may only appear inside dp aggregates or as GROUP BY keys",
+						  "Selecting, filtering or ordering by another column would release it.",
+						  "Put the column inside a dp aggregate or in GROUP BY.");
 	}
 	if (IsA(node, WindowFunc) && DpKindOfAggregate(((WindowFunc *) node)->winfnoid) != NULL)
 	{
@@ -1008,12 +1077,15 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		DpGuardRefuse("only SELECT may read a protected table", "Data changes and utility commands are not dp queries.");
 	if (q->cteList != NIL || q->hasRecursive || q->hasModifyingCTE)
-		DpGuardRefuse("WITH is not allowed on a protected table", "A CTE could release a second result.");
+		DpGuardRefuseHint("WITH is not allowed on a protected table", "A CTE could release a second result.",
+						  "Write the dp query in FROM of the query around it instead.");
 	if (q->setOperations != NULL)
-		DpGuardRefuse("UNION, INTERSECT and EXCEPT are not allowed on a protected table", "Each branch would be a release of its own.");
+		DpGuardRefuseHint("UNION, INTERSECT and EXCEPT are not allowed on a protected table", "Each branch would be a release of its own.",
+						  "Run each branch as a dp query of its own, or combine dp queries in a query around them.");
 	if (q->groupingSets != NIL || q->groupDistinct)
-		DpGuardRefuse("GROUPING SETS, ROLLUP and CUBE are not allowed on a protected table",
-					  "Each row would be released once per grouping set.");
+		DpGuardRefuseHint("GROUPING SETS, ROLLUP and CUBE are not allowed on a protected table",
+						  "Each row would be released once per grouping set.",
+						  "Run one GROUP BY per grouping set.");
 	if (q->rowMarks != NIL || q->hasForUpdate)
 		DpGuardRefuse("FOR UPDATE / SHARE is not allowed on a protected table", "Row locks act on private rows.");
 	if (q->jointree == NULL || q->jointree->fromlist == NIL)
@@ -1033,18 +1105,31 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		rti++;
 		if (!DpRteKindReadsRows(r->rtekind))
 			continue;
+		if (DpMultiIsReleased(r))
+		{
+			/* released rows of another release, joined on what they keep (multi.c) */
+			cxt.row.rtis = bms_add_member(cxt.row.rtis, rti);
+			continue;
+		}
 		if (r->rtekind != RTE_RELATION)
 			DpGuardRefuse("a dp query reads one protected table, optionally joined to public tables",
 						  "Subqueries in FROM, functions and VALUES are not allowed beside a protected table.");
 		cxt.row.rtis = bms_add_member(cxt.row.rtis, rti);
 		if (r->relid == target->relid || DpIsProtected(r->relid))
 		{
-			if (shape->prot_rti != 0 || r->relid != target->relid)
-				DpGuardRefuse("a dp query reads exactly one protected table",
-							  "Joining protected tables (or one with itself) could multiply a person's rows.");
-			shape->prot_rti = rti;
 			if (r->tablesample != NULL)
 				DpGuardRefuse("TABLESAMPLE is not allowed on a protected table", "Sampling is not a dp aggregate.");
+			if (shape->prot_rti == 0 && r->relid == target->relid)
+				shape->prot_rti = rti;
+			else if (shape->partner_rti == 0 && r->relid != target->relid)
+			{
+				/* another protected table: only on the shared unit (unitjoin.c, checked below) */
+				shape->partner_rti = rti;
+				shape->partner_relid = r->relid;
+			}
+			else
+				DpGuardRefuse("a dp query reads exactly one protected table",
+							  "Joining protected tables (or one with itself) could multiply a person's rows.");
 			continue;
 		}
 		if (!analysts_known)
@@ -1063,13 +1148,19 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	/* row predicates of WHERE and every join (constants computed now); each public table on a unique key */
 	cxt.row.where = "the WHERE or JOIN clause";
 	DpCheckJoinTree((Node *) q->jointree, &quals, &cxt.row, shape->prot_rti);
+	if (shape->partner_rti != 0)
+		DpUnitJoinCheck(shape, quals, DpProtectedTables());
 	rti = 0;
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
 
 		rti++;
-		if (r->rtekind == RTE_RELATION && rti != shape->prot_rti &&
+		if (DpMultiIsReleased(r) && !DpMultiReleasedJoined(quals, rti, r, shape->prot_rti))
+			DpGuardRefuse("a released subquery must be joined on every column the query uses",
+						  "Join it with \"<protected column> = <its column>\" for each of its columns that the query reads, "
+						  "and use them nowhere else: each private row then meets at most one of its rows.");
+		if (r->rtekind == RTE_RELATION && rti != shape->prot_rti && rti != shape->partner_rti &&
 			!DpJoinedOnUniqueKey(quals, rti, r->relid, shape->prot_rti))
 			DpGuardRefuse("a public table must be joined on a unique key",
 						  psprintf("Join %s with \"%s.<unique column> = <protected column>\" (every column of a unique, "
@@ -1132,6 +1223,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		}
 	}
 	if (cxt.ndp == 0 && q->groupClause == NIL)
-		DpGuardRefuse("a query on a protected table must release only dp aggregates", "Raw rows are never released.");
+		DpGuardRefuseHint("a query on a protected table must release only dp aggregates", "Raw rows are never released.",
+						  "Select dp aggregates and GROUP BY keys: SELECT region, dp_count(*) FROM t GROUP BY region.");
 	shape->ndp = cxt.ndp;
 }

@@ -430,6 +430,8 @@ DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 														  DpDefaultMechanism()), false);
 
 		d->aggdistinct = copyObject(a->aggdistinct);
+		/* the DISTINCT clause refers to the unit's argument by its sort-group reference */
+		linitial_node(TargetEntry, d->args)->ressortgroupref = linitial_node(TargetEntry, a->args)->ressortgroupref;
 		return (Node *) d;
 	}
 }

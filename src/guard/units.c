@@ -18,7 +18,8 @@
  * of x for the equal-width form); without either there is one cell and no
  * ranking.  Per (unit, cell) the inner level computes, exactly:
  *   count:      least(count, r)
- *   sum:        least(greatest(sum(clamp(x, lo, hi)), r*lo), r*hi)
+ *   sum:        least(greatest(sum(clamp(x, lo, hi)), k*lo), k*hi),
+ *               k = least(count(x), r): the values it adds, at most r
  *   histogram:  least(count, r) as the weight of the cell's key
  * and the ranking keeps a uniformly random set of at most g cells per unit
  * (priorities from OpenSSL).  Where every inner aggregate has an accumulator
@@ -26,9 +27,12 @@
  * one aggregation by unit that keeps the unit's g cells while it aggregates
  * (DpUnitCellsQuery, src/agg_units.c): the same cells and values, without
  * the sort of every (unit, cell).  The outer dp aggregates are dp_pg.bounded_*,
- * which clamp each contribution again (to [0, r] or [r*lo, r*hi]) and plan
- * their noise for sensitivity r per cell with the mechanism split over g
- * cells (callsite.c).  So adding or removing one unit changes at most g released
+ * which clamp each contribution again (to [0, r], or for sums to
+ * [least(0, r*lo), greatest(0, r*hi)], the hull of every [k*lo, k*hi]) and
+ * plan their noise for sensitivity r (r*max(|lo|, |hi|) for sums) per cell
+ * with the mechanism split over g cells (callsite.c).  A sum's unit is thus
+ * clamped to what its own kept values can span, never raised to r*lo: the
+ * released sum is the bounded truth plus noise, also when lo > 0.  So adding or removing one unit changes at most g released
  * values, each by at most the per-cell bound, whatever the unit's rows.
  *
  * Parallel plans: the inner GROUP BY is finalized (partial states of the
@@ -258,6 +262,25 @@ DpKeyInBins(Expr *key, Expr *bins, Oid collid)
 	return (Expr *) sa;
 }
 
+/* CASE WHEN lo <= hi THEN valid ELSE invalid END (lo, hi: the user's bounds). */
+static Expr *
+DpIfBoundsValid(ParseState *pstate, Expr *lo, Expr *hi, Expr *valid, Expr *invalid)
+{
+	CaseExpr   *c = makeNode(CaseExpr);
+	CaseWhen   *w = makeNode(CaseWhen);
+
+	w->expr = DpOp(pstate, "<=", (Expr *) copyObject(lo), (Expr *) copyObject(hi));
+	w->result = valid;
+	w->location = -1;
+	c->casetype = exprType((Node *) valid);
+	c->casecollid = InvalidOid;
+	c->arg = NULL;
+	c->args = list_make1(w);
+	c->defresult = invalid;
+	c->location = -1;
+	return (Expr *) c;
+}
+
 /* Build the inner contribution(s) and the outer bounded call of one dp aggregate. */
 static void
 DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
@@ -296,7 +319,9 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 						 InvalidOid, NULL, false);
 	}
 	else if (kind == &dp_sum_int_kind || kind == &dp_sum_int8_kind ||
-			 kind == &dp_sum_float8_kind || kind == &dp_sum_numeric_kind)
+			 kind == &dp_sum_float8_kind || kind == &dp_sum_numeric_kind ||
+			 kind == &dp_sum_int_default_kind || kind == &dp_sum_int8_default_kind ||
+			 kind == &dp_sum_float8_default_kind || kind == &dp_sum_numeric_default_kind)
 	{
 		Oid			t = linitial_oid(a->aggargtypes);
 		Oid			ct = (t == FLOAT8OID || t == NUMERICOID) ? t : INT8OID;	/* contribution / outer type */
@@ -306,8 +331,10 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 		Expr	   *hi = DpAggArg(a, 2);
 		Expr	   *inner;
 		Expr	   *sum;
+		Expr	   *kvals;
 		Expr	   *rlo;
 		Expr	   *rhi;
+		Expr	   *zero;
 		AttrNumber	col;
 		Oid			argtypes[5];
 		Oid			sumfn;
@@ -328,15 +355,30 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 										 false, false);
 			filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
 		}
+		else
+		{
+			/* least / greatest skip a NULL: a NULL x would add lo */
+			filter = DpAnd(filter, (Expr *) DpIsNotNull(DpAggArg(a, 0)));
+		}
 		if (t == FLOAT8OID)
 			sumfn = DpLookupFunc("dp_pg", "unit_float_sum", 1, &t);	/* no overflow ERROR */
 		else
 			sumfn = LookupFuncName(list_make2(makeString("pg_catalog"), makeString("sum")), 1, &t, false);
 		st = get_func_rettype(sumfn);
-		sum = (Expr *) DpMakeAggref(sumfn, st, list_make1(inner), InvalidOid, filter, false);
-		/* clamped to [r*lo, r*hi] in the sum's type */
-		rlo = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), st), DpCoerce(pstate, DpAggArg(a, 1), st));
-		rhi = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), st), DpCoerce(pstate, DpAggArg(a, 2), st));
+		sum = (Expr *) DpMakeAggref(sumfn, st, list_make1(inner), InvalidOid, (Expr *) copyObject(filter), false);
+
+		/*
+		 * clamped to [k*lo, k*hi], k = least(the values it adds, r): a unit
+		 * with k <= r values is left as it is (its sum lies there already),
+		 * one with more is clamped to r values' range; a unit without a
+		 * value adds 0 (never r*lo).  |contribution| <= r*max(|lo|, |hi|).
+		 */
+		kvals = DpMinMax(IS_LEAST, INT8OID,
+						 (Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), InvalidOid,
+											   filter, false),
+						 (Expr *) DpInt8Const(r));
+		rlo = DpOp(pstate, "*", DpCoerce(pstate, kvals, st), DpCoerce(pstate, DpAggArg(a, 1), st));
+		rhi = DpOp(pstate, "*", DpCoerce(pstate, copyObject(kvals), st), DpCoerce(pstate, DpAggArg(a, 2), st));
 		sum = DpMinMax(IS_LEAST, st, DpMinMax(IS_GREATEST, st, sum, rlo), rhi);
 		if (st != ct)
 		{
@@ -350,11 +392,24 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 		argtypes[0] = argtypes[1] = argtypes[2] = ct;
 		argtypes[3] = mechtype;
 		argtypes[4] = INT4OID;
+
+		/*
+		 * The outer clamp: the hull of every [k*lo, k*hi], k = 0..r, i.e.
+		 * [least(0, r*lo), greatest(0, r*hi)]; its sensitivity is the same
+		 * r*max(|lo|, |hi|) as [r*lo, r*hi]'s, without moving a contribution
+		 * of fewer than r values up to r*lo (the bias of a domain above 0).
+		 * Bounds that are NULL, NaN or reversed stay [r*lo, r*hi], which
+		 * dp_sum refuses as it would refuse [lo, hi].
+		 */
+		zero = DpCoerce(pstate, (Expr *) DpInt8Const(0), ct);
+		rlo = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, lo, ct));
+		rhi = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, hi, ct));
 		ba->replacement = (Node *)
 			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_sum", 5, argtypes), ct,
 						 list_make5(makeVar(1, col, ct, -1, InvalidOid, 0),
-									DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, lo, ct)),
-									DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, hi, ct)),
+									DpIfBoundsValid(pstate, lo, hi, DpMinMax(IS_LEAST, ct, zero, rlo), copyObject(rlo)),
+									DpIfBoundsValid(pstate, lo, hi, DpMinMax(IS_GREATEST, ct, copyObject(zero), rhi),
+													copyObject(rhi)),
 									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
 						 InvalidOid, NULL, false);
 	}
@@ -445,7 +500,7 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 		}
 		(void) argtypes;
 	}
-	else if (kind == &dp_avg_kind)
+	else if (kind == &dp_avg_kind || kind == &dp_avg_default_kind)
 	{
 		/* the unit's mean of clamped values, weighted by least(its rows, r) */
 		Expr	   *x = DpAggArg(a, 0);
@@ -475,7 +530,7 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 															  InvalidOid, filter, false),
 										(Expr *) DpInt8Const(r)), name, false);
 		args = list_make5(makeVar(1, mcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2),
-						  DpAggArg(a, 3), makeVar(1, wcol, INT8OID, -1, InvalidOid, 0));
+						  DpAggMechanism(a, kind), makeVar(1, wcol, INT8OID, -1, InvalidOid, 0));
 		args = lappend(args, DpInt8Const(r));
 		args = lappend(args, DpInt4Const(cxt->groups));
 		ba->replacement = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_avg", 7, argtypes), FLOAT8OID,

@@ -16,7 +16,9 @@ trap '[ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT
 mkdir -p "$SCRATCH/tap"
 cp -r "$DP_ROOT/test/t" "$SCRATCH/tap/t"
 [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$SCRATCH/tap"
+# every node starts with test/t/tests.conf (the answer cache off), as in test/all.sh
 cd "$SCRATCH/tap" && dp_as_pg env PATH="$PATH" TESTDIR="$SCRATCH/tap" DP_ROOT="$DP_ROOT" \
+	TEMP_CONFIG="$SCRATCH/tap/t/tests.conf" \
 	ATTACK_REPORT_ONLY="${ATTACK_REPORT_ONLY:-}" ATTACK_ONLY="${ATTACK_ONLY:-}" ATTACK_VERBOSE="${ATTACK_VERBOSE:-}" \
 	ATTACK_LEAK_FILE="${ATTACK_LEAK_FILE:-}" DP_ATTACK_PORT="${DP_ATTACK_PORT:-}" \
 	PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \

@@ -413,6 +413,97 @@ SELECT g, g % 40,
 FROM generate_series(1, 200) g;
 RESET ROLE;
 SELECT dp_pg.protect('clinic.moments', 'person', 2, 3);
+-- class 12 (12_keys.atk): twin spellings.  Person 1's row, stored first so
+-- that every aggregation meets it first, spells each value oddly (numeric
+-- 5.000, float -0, 24 hours, {"a": 1.0}, 'x  ', 'KEY' under a case-insensitive
+-- collation, ...); the other 3000 rows spell the same values canonically.
+CREATE COLLATION pub.ci_su (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+SET ROLE atk_owner;
+CREATE TYPE pub.money_pair AS (amt numeric, cur text);
+CREATE DOMAIN pub.amount_d AS numeric;
+CREATE TABLE pub.spell_labels (id int PRIMARY KEY, label numeric NOT NULL);
+INSERT INTO pub.spell_labels VALUES (1, 5.000), (2, 5);
+GRANT SELECT ON pub.spell_labels TO PUBLIC;
+CREATE TABLE clinic.spell (id int PRIMARY KEY, salary int NOT NULL, lab int NOT NULL, amount numeric NOT NULL,
+	f8 float8, f4 real, x float8, iv interval, j jsonb, b bpchar, arr numeric[], rng numrange, pr pub.money_pair,
+	dn pub.amount_d, ci text COLLATE pub.ci_su, ct citext);
+INSERT INTO clinic.spell VALUES (1, 60000, 1, 5.000, '-0', '-0', -0.4, '24 hours', '{"a": 1.0}', 'x  ', '{5.0}',
+	'[5.0,6.0)', '(5.000,eur)', 5.000, 'KEY', 'KEY');
+INSERT INTO clinic.spell SELECT g, 1000, 2, 5, 0, 0, 0.3, '1 day', '{"a": 1}', 'x', '{5}', '[5,6)', '(5,eur)', 5,
+	'key', 'key' FROM generate_series(2, 3001) g;
+CREATE TABLE clinic.uspell (person int NOT NULL, salary int NOT NULL, amount numeric NOT NULL, cost numeric NOT NULL);
+INSERT INTO clinic.uspell VALUES (1, 60000, 5.000, 1);
+INSERT INTO clinic.uspell SELECT g, 1000, 5, 1 FROM generate_series(2, 3001) g;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.spell');
+SELECT dp_pg.protect('clinic.uspell', 'person', 1, 1);
+-- class 13 (13_ddl.atk): the DBA's protected tables depend on the analyst's
+-- objects, made before its budget: a referenced table (one code longer than
+-- a name's 63 bytes, used by person 17 only), domains (person 17's value NULL,
+-- or breaking a NOT VALID constraint), an inheritance parent, a partitioned
+-- table whose default partition is protected (ids 10 to 30)
+SET ROLE atk_analyst;
+CREATE TABLE ana.codes (code text PRIMARY KEY);
+CREATE TABLE ana.codes2 (code text PRIMARY KEY);
+INSERT INTO ana.codes SELECT 'k' || g FROM generate_series(1, 50) g;
+INSERT INTO ana.codes VALUES (repeat('L', 70) || '17'), ('spare');
+INSERT INTO ana.codes2 SELECT code FROM ana.codes;
+CREATE DOMAIN ana.pos_a AS int;
+CREATE DOMAIN ana.pos_b AS int;
+CREATE DOMAIN ana.chk_a AS int;
+CREATE DOMAIN ana.chk_b AS int;
+CREATE TABLE ana.inh_parent (id int NOT NULL, what text);
+CREATE TABLE ana.parted (id int NOT NULL, what text) PARTITION BY LIST (id);
+CREATE TABLE ana.parted_0 PARTITION OF ana.parted FOR VALUES IN (0);
+GRANT REFERENCES ON ana.codes, ana.codes2 TO atk_owner;
+GRANT USAGE ON SCHEMA ana TO atk_owner;
+RESET ROLE;
+SET ROLE atk_owner;
+CREATE TABLE clinic.coded (id int PRIMARY KEY, code text NOT NULL REFERENCES ana.codes,
+	code2 text NOT NULL REFERENCES ana.codes2, a ana.pos_a, b ana.pos_b, ca ana.chk_a, cb ana.chk_b);
+INSERT INTO clinic.coded
+SELECT g, CASE WHEN g = 17 THEN repeat('L', 70) || '17' ELSE 'k' || (g % 50 + 1) END, 'k' || (g % 50 + 1),
+       CASE WHEN g = 17 THEN NULL ELSE g END, g, CASE WHEN g = 17 THEN -1 ELSE g END, g
+FROM generate_series(1, 200) g;
+CREATE TABLE clinic.inh_child (id int NOT NULL, what text);
+INSERT INTO clinic.inh_child SELECT g, '@CNRY@_inh' || g FROM generate_series(1, @NEV@ + 7) g;
+CREATE TABLE clinic.def_part (id int NOT NULL, what text);
+INSERT INTO clinic.def_part SELECT 10 + g % 21, '@CNRY@_def' || g FROM generate_series(1, 500) g;
+RESET ROLE;
+SET ROLE atk_analyst;
+ALTER DOMAIN ana.chk_a ADD CONSTRAINT pos CHECK (VALUE > 0) NOT VALID;
+ALTER DOMAIN ana.chk_b ADD CONSTRAINT pos CHECK (VALUE > 0) NOT VALID;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.coded');
+SELECT dp_pg.protect('clinic.inh_child');
+SELECT dp_pg.protect('clinic.def_part');
+ALTER TABLE clinic.inh_child INHERIT ana.inh_parent;
+ALTER TABLE ana.parted ATTACH PARTITION clinic.def_part DEFAULT;
+-- class 14 (14_messages.atk): a superuser's function with a SET clause that runs DDL
+CREATE FUNCTION dba.su_noisy() RETURNS text LANGUAGE plpgsql SECURITY DEFINER SET client_min_messages = debug1 AS $$
+BEGIN
+	CREATE TEMP TABLE IF NOT EXISTS noisy_t (a int PRIMARY KEY);
+	DROP TABLE noisy_t;
+	RETURN 'ran';
+END $$;
+GRANT EXECUTE ON FUNCTION dba.su_noisy() TO PUBLIC;
+-- several releases and unit joins (test/attack/19_releases.atk, 20_unitjoin.atk):
+-- clinic.persons, privacy unit person (g = 1, r = 1), one row for persons
+-- 1..600 (person 17's code a canary), and 40 more rows for person 1 (a
+-- careless DBA's table: joined to clinic.visits, person 1's rows multiply to
+-- 41 @NHEAVY@); clinic.person_notes, protected without a unit and not unique
+-- on person
+SET ROLE atk_owner;
+CREATE TABLE clinic.persons (person int NOT NULL, grp text NOT NULL, code text NOT NULL, flag boolean NOT NULL);
+INSERT INTO clinic.persons SELECT p, (ARRAY['a', 'b', 'c'])[1 + p % 3],
+       CASE WHEN p = 17 THEN '@CNRY@_pcode' ELSE 'pc' || p END, p % 10 = 0 OR p = 17
+FROM generate_series(1, 600) p;
+INSERT INTO clinic.persons SELECT 1, 'a', 'pc1', false FROM generate_series(1, 40);
+CREATE TABLE clinic.person_notes (person int NOT NULL, note text NOT NULL);
+INSERT INTO clinic.person_notes SELECT p % 300, '@CNRY@_pn' || p FROM generate_series(1, 600) p;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.persons', 'person', 1, 1);
+SELECT dp_pg.protect('clinic.person_notes');
 SELECT dp_pg.set_budget('atk_analyst', 1e9, 0.9);
 SELECT dp_pg.set_budget('atk_honest', 1e9, 1e-3);
 -- a DBA's careless budget: no delta limit
@@ -444,6 +535,7 @@ LANGUAGE sql AS $$
 	UNION ALL SELECT 'live.visits', pg_stat_get_live_tuples('clinic.visits'::regclass)
 	UNION ALL SELECT 'rows.secret_events', count(*) FROM clinic.secret_events
 	UNION ALL SELECT 'rows.secret_part', count(*) FROM clinic.secret_part
+	UNION ALL SELECT 'rows.inh_child', count(*) FROM clinic.inh_child
 	UNION ALL SELECT 'rows.events_parent', count(*) FROM pub.events
 	UNION ALL SELECT 'rows.parted_parent', count(*) FROM pub.parted
 	UNION ALL SELECT 'heap.secret_events', pg_relation_size('clinic.secret_events')

@@ -10,9 +10,27 @@
  *     median, epsilon 1): |cum_J - r| <= (2/epsilon)(ln 1025 + 32) for every
  *     draw -- the exponential mechanism's bound, each draw failing with
  *     probability below e^-32, all of them below 3e-11;
- *   - the exact helpers: floor(q n) and gamma = epsilon / 2w rounded down.
+ *   - the exact helpers: floor(q n) and gamma = epsilon / 2w rounded down;
+ *   - the rank asked for (dp_quantile_target), for every n up to 20,000 and
+ *     a grid of q at three gammas: it grows by 0 or 1 with n (the
+ *     sensitivity argument), is non-decreasing in q, and the minimum's is
+ *     never above the maximum's -- exhaustive, no chance involved;
+ *   - a group smaller than the margin k (10 values 41..50 in [0, 100],
+ *     epsilon 1, k = 22): 1,000 (minimum, maximum) pairs; the exact
+ *     probability that the minimum comes out above the maximum is below
+ *     0.05, and the count of such pairs is at most the 1 - 1e-10 quantile of
+ *     Binomial(1000, 0.05) by Chernoff's bound (false failure below 1e-10);
+ *   - the rank interval (dp_quantile_rank_halfwidth, what dp_pg.last_releases
+ *     shows for a quantile) covers at 95%: on data where every boundary but
+ *     one is t95 + 1 ranks off (the union bound almost tight), the draws
+ *     outside |cum_J - r| <= d_min + t95 are at most the 1 - 1e-10 quantile
+ *     of Binomial(2000, 0.05).
  * Positive controls (each must be rejected): the proposal without its
- * acceptance step (uniform), and gamma doubled (half the randomness).
+ * acceptance step (uniform), gamma doubled (half the randomness), the plain
+ * extremes rule (minimum at rank min(n, k), maximum at max(n - k, 0)) by
+ * both the exhaustive order check and the small-group count (200 pairs,
+ * crossing with probability 0.99), and a rank interval without the union
+ * over the N + 1 boundaries (ln(20) / gamma) by the coverage count.
  * Every test here fails by chance with probability below 1e-9 in total.
  */
 #include <math.h>
@@ -89,6 +107,160 @@ rejected(const char *name, Drawer draw, const uint64_t *counts, int n, uint64_t 
 	return chi2 > chi2_threshold(df);
 }
 
+/* Bernoulli KL divergence kl(a || p). */
+static double
+kl(double a, double p)
+{
+	double		v = 0.0;
+
+	if (a > 0.0)
+		v += a * log(a / p);
+	if (a < 1.0)
+		v += (1.0 - a) * log((1.0 - a) / (1.0 - p));
+	return v;
+}
+
+/*
+ * The least count t with M kl(t/M, p) >= ln(1/alpha) above M p: by Chernoff's
+ * bound P(Binomial(M, p) >= t) <= alpha.
+ */
+static long
+binomial_upper(long m, double p, double alpha)
+{
+	long		t = (long) ceil(m * p);
+
+	while (t < m && m * kl((double) t / m, p) < log(1.0 / alpha))
+		t++;
+	return t;
+}
+
+/* The plain extremes rule before the small-group fallback (control). */
+static uint64_t
+old_target(double q, uint64_t n, DpRational gamma, int ncells)
+{
+	double		g = (double) gamma.num / (double) gamma.den;
+	uint64_t	k = (uint64_t) ceil((log(ncells + 1.0) + 4.0) / g);
+
+	if (n / 20 > k)
+		k = n / 20;
+	if (q == 0.0)
+		return n < k ? n : k;
+	if (q == 1.0)
+		return n > k ? n - k : 0;
+	return dp_quantile_rank(q, n);
+}
+
+typedef uint64_t (*Targeter) (double q, uint64_t n, DpRational gamma, int ncells);
+
+/*
+ * Exhaustive checks of a target rule: increments of 0 or 1 in n, order in q
+ * (below 20 k values) and minimum <= maximum (every n); true if all hold.
+ */
+static int
+target_ordered(Targeter target, DpRational g, int check_increments)
+{
+	static const double qs[] = {0.0, 1e-4, 0.001, 0.01, 0.05, 0.1, 0.25, 0.3, 0.5, 0.7, 0.75, 0.9, 0.99, 0.999, 1.0};
+	int			nq = (int) (sizeof(qs) / sizeof(qs[0]));
+	double		gd = (double) g.num / (double) g.den;
+	uint64_t	k = (uint64_t) ceil((log(DP_QUANTILE_CELLS + 1.0) + 4.0) / gd);
+
+	for (uint64_t n = 0; n <= 20000; n++)
+	{
+		uint64_t	prev = 0;
+
+		if (target(0.0, n, g, DP_QUANTILE_CELLS) > target(1.0, n, g, DP_QUANTILE_CELLS))
+			return 0;
+		for (int i = 0; i < nq; i++)
+		{
+			uint64_t	r = target(qs[i], n, g, DP_QUANTILE_CELLS);
+			uint64_t	r1 = target(qs[i], n + 1, g, DP_QUANTILE_CELLS);
+
+			if (r > n || (check_increments && r1 != r && r1 != r + 1))
+				return 0;
+			if (n / 20 <= k && i > 0 && r < prev)
+				return 0;
+			prev = r;
+		}
+	}
+	return 1;
+}
+
+/* The exponential mechanism's pmf over the N + 1 boundaries (p: ncells + 1 values). */
+static void
+exact_pmf(const uint64_t *counts, int ncells, uint64_t r, DpRational g, double *p)
+{
+	double		gd = (double) g.num / (double) g.den;
+	double		z = 0.0;
+	uint64_t	cum = 0;
+
+	for (int j = 0; j <= ncells; j++)
+	{
+		double		d = cum > r ? (double) (cum - r) : (double) (r - cum);
+
+		p[j] = exp(-gd * d);
+		z += p[j];
+		if (j < ncells)
+			cum += counts[j];
+	}
+	for (int j = 0; j <= ncells; j++)
+		p[j] /= z;
+}
+
+/*
+ * Draw m (minimum, maximum) pairs of counts under a target rule; the number
+ * of pairs whose minimum is above the maximum.
+ */
+static long
+crossings(Targeter target, const uint64_t *counts, uint64_t n, DpRational g, long m, DpRng *rng)
+{
+	uint64_t   *work = malloc(sizeof(uint64_t) * (DP_QUANTILE_CELLS + 1));
+	uint64_t	rmin = target(0.0, n, g, DP_QUANTILE_CELLS);
+	uint64_t	rmax = target(1.0, n, g, DP_QUANTILE_CELLS);
+	long		c = 0;
+
+	for (long i = 0; i < m; i++)
+	{
+		int			jmin = dp_quantile_draw(counts, DP_QUANTILE_CELLS, rmin, g, rng, work);
+		int			jmax = dp_quantile_draw(counts, DP_QUANTILE_CELLS, rmax, g, rng, work);
+
+		if (jmin > jmax)
+			c++;
+	}
+	free(work);
+	return c;
+}
+
+/*
+ * Draws of the median of 2 t0 values (t0 in cell 0, t0 in cell 1): every
+ * boundary but boundary 1 is t0 ranks off.  The number of draws whose rank
+ * error exceeds d_min + t.
+ */
+static long
+rank_misses(uint64_t t0, double t, DpRational g, long m, DpRng *rng)
+{
+	uint64_t   *counts = calloc(DP_QUANTILE_CELLS, sizeof(uint64_t));
+	uint64_t   *work = malloc(sizeof(uint64_t) * (DP_QUANTILE_CELLS + 1));
+	uint64_t	n = 2 * t0;
+	uint64_t	r = dp_quantile_target(0.5, n, g, DP_QUANTILE_CELLS);
+	long		misses = 0;
+
+	counts[0] = t0;
+	counts[1] = t0;
+	for (long i = 0; i < m; i++)
+	{
+		int			j = dp_quantile_draw(counts, DP_QUANTILE_CELLS, r, g, rng, work);
+		uint64_t	cum = j == 0 ? 0 : (j == 1 ? t0 : n);
+		uint64_t	err = cum > r ? cum - r : r - cum;
+
+		/* d_min = 0 (boundary 1 is exactly at rank r = t0) */
+		if ((double) err > t)
+			misses++;
+	}
+	free(counts);
+	free(work);
+	return misses;
+}
+
 int
 main(void)
 {
@@ -154,6 +326,81 @@ main(void)
 		tap_ok(ok, "rank error within (2/epsilon)(ln(N+1) + 32) in 2,000 draws");
 		free(counts);
 		free(work);
+	}
+
+	/* the rank asked for: exhaustive order and increments */
+	{
+		DpRational	gs[3];
+		int			ok = 1;
+
+		dp_quantile_gamma(1.0, 1, &gs[0]);
+		dp_quantile_gamma(0.1, 1, &gs[1]);
+		dp_quantile_gamma(1.0, 5, &gs[2]);
+		for (int i = 0; i < 3; i++)
+			ok &= target_ordered(dp_quantile_target, gs[i], 1);
+		tap_ok(ok, "rank asked for: +0 or +1 per value, ordered in q, minimum <= maximum (n <= 20,000)");
+		tap_ok(!target_ordered(old_target, gs[0], 0), "control: the plain extremes rule puts the minimum above the maximum");
+	}
+
+	/* a group smaller than k: 10 values 41..50 in [0, 100] */
+	{
+		uint64_t   *counts = calloc(DP_QUANTILE_CELLS, sizeof(uint64_t));
+		double	   *pmin = malloc(sizeof(double) * (DP_QUANTILE_CELLS + 1));
+		double	   *pmax = malloc(sizeof(double) * (DP_QUANTILE_CELLS + 1));
+		double		pcross = 0.0,
+					below = 0.0;
+		long		m = 1000,
+					t,
+					c;
+
+		/* the cells dp_quantile counts them in: floor(x / 100 * 1024) */
+		for (int v = 41; v <= 50; v++)
+			counts[(int) floor(v / 100.0 * DP_QUANTILE_CELLS)]++;
+		dp_quantile_gamma(1.0, 1, &g);
+		exact_pmf(counts, DP_QUANTILE_CELLS, dp_quantile_target(0.0, 10, g, DP_QUANTILE_CELLS), g, pmin);
+		exact_pmf(counts, DP_QUANTILE_CELLS, dp_quantile_target(1.0, 10, g, DP_QUANTILE_CELLS), g, pmax);
+		for (int j = 0; j <= DP_QUANTILE_CELLS; j++)
+		{
+			pcross += pmin[j] * below;
+			below += pmax[j];
+		}
+		tap_diag("10 values 41..50, epsilon 1: minimum at rank %llu, maximum at rank %llu, exact P(min > max) = %.4f",
+				 (unsigned long long) dp_quantile_target(0.0, 10, g, DP_QUANTILE_CELLS),
+				 (unsigned long long) dp_quantile_target(1.0, 10, g, DP_QUANTILE_CELLS), pcross);
+		tap_ok(pcross < 0.05, "small group: the exact probability that the minimum is above the maximum is below 0.05");
+		t = binomial_upper(m, 0.05, 1e-10);
+		c = crossings(dp_quantile_target, counts, 10, g, m, &rng);
+		tap_diag("small group: %ld of %ld pairs crossed (fewer than %ld required)", c, m, t);
+		tap_ok(c < t, "small group: minimum above maximum in at most the 1 - 1e-10 quantile of Binomial(%ld, 0.05)", m);
+		c = crossings(old_target, counts, 10, g, 200, &rng);
+		t = binomial_upper(200, 0.05, 1e-10);
+		tap_diag("control, the plain extremes rule: %ld of 200 pairs crossed (fewer than %ld required)", c, t);
+		tap_ok(c >= t, "control: the plain extremes rule is rejected on the small group");
+		free(counts);
+		free(pmin);
+		free(pmax);
+	}
+
+	/* coverage of the 95% rank interval */
+	{
+		double		t95;
+		double		naive;
+		long		m = 2000,
+					t,
+					c;
+
+		dp_quantile_gamma(1.0, 1, &g);
+		t95 = dp_quantile_rank_halfwidth(g, DP_QUANTILE_CELLS, 0.95);
+		naive = ceil(log(20.0) * (double) g.den / (double) g.num);
+		t = binomial_upper(m, 0.05, 1e-10);
+		c = rank_misses((uint64_t) t95 + 1, t95, g, m, &rng);
+		tap_diag("rank interval +-%.0f (epsilon 1): %ld of %ld draws outside (fewer than %ld required)", t95, c, m, t);
+		tap_ok(c < t, "rank interval covers at 95%%: misses at most the 1 - 1e-10 quantile of Binomial(%ld, 0.05)", m);
+		c = rank_misses((uint64_t) naive + 1, naive, g, 500, &rng);
+		t = binomial_upper(500, 0.05, 1e-10);
+		tap_diag("control, interval +-%.0f without the union over the boundaries: %ld of 500 outside (fewer than %ld required)",
+				 naive, c, t);
+		tap_ok(c >= t, "control: a rank interval without the union over the N + 1 boundaries is rejected");
 	}
 
 	/* positive controls */

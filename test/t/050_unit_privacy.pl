@@ -34,6 +34,10 @@
 #    cells: the heavy unit adds r = 2 to 2 of its 4 groups chosen at random;
 #    events on each group, on the sum over a..d and on min / max over a..d
 #    (min over a..d in the upper tail and max in the lower: loss exactly 1).
+#  * a join of two protected tables on their unit (src/guard/unitjoin.c):
+#    the rows above (g = 2, r = 2) joined to a table of one row per unit but
+#    two for the heavy unit (g = 1, r = 1): its 1,000 rows meet 2 rows each,
+#    2,000 joined rows, bounded to r1 r2 = 2, noise for 2: loss exactly 1.
 # Positive controls (same estimator, same c; each must exceed epsilon = 1):
 #  * C1: copies protected WITHOUT a unit (a row is a person): the heavy unit
 #    moves the count by 1,000 while the noise is calibrated for 1;
@@ -42,7 +46,10 @@
 #    laplace(epsilon=2);
 #  * C3: what a core that ignores max_groups_contributed would release (all 4
 #    of the heavy unit's groups kept, noise for 2; true loss 2) - tables with
-#    g = 4 queried with laplace(epsilon=2), i.e. the same per-cell noise.
+#    g = 4 queried with laplace(epsilon=2), i.e. the same per-cell noise;
+#  * C4: the join with noise for half its sensitivity (what a core that bounds
+#    each table but not the joined rows' product would release when both
+#    declarations are 2; true loss 2) - the join queried with laplace(epsilon=2).
 use strict;
 use warnings;
 use IPC::Run;
@@ -172,7 +179,7 @@ my @group_stats = (
 	[ 'sum a..d', -220, 228 ],
 	[ 'min a..d', -80, 82 ],
 	[ 'max a..d', -80, 82 ]);
-my $M = 4 * (n_events(@count_stats) + n_events(@group_stats));
+my $M = 4 * (2 * n_events(@count_stats) + n_events(@group_stats));
 my $c = log(2 * $M / 1e-9);
 
 # ------------------------------------------------------------------------
@@ -203,6 +210,11 @@ $node->safe_psql('postgres', qq{
 	SELECT make_pair('unit', 'pid', 2, 2);    -- the setting under test
 	SELECT make_pair('row', NULL, 1, 1);      -- C1: no unit, a row is a person
 	SELECT make_pair('g4', 'pid', 4, 2);      -- C3: all 4 groups of the heavy unit kept
+	-- one row per unit, two for the heavy unit, joined to d_unit / dn_unit on the unit
+	CREATE TABLE d_per AS SELECT u AS pid FROM generate_series(0, 300) u UNION ALL SELECT 0;
+	CREATE TABLE dn_per AS SELECT u AS pid FROM generate_series(1, 300) u;
+	SELECT dp_pg.protect('d_per', 'pid', 1, 1);
+	SELECT dp_pg.protect('dn_per', 'pid', 1, 1);
 	-- N releases of one dp query, one line per release: "key:value key:value ..."
 	CREATE FUNCTION dp_samples(q text, n int) RETURNS SETOF text LANGUAGE plpgsql AS \$\$
 	DECLARE
@@ -237,6 +249,8 @@ my %group_n = map { split /\|/ } split /\n/, $node->safe_psql('postgres', q{
 is(join(',', sort keys %group_n), join(',', @keys), 'D\' has rows in every group');
 
 my $count_q = q{SELECT 'all'::text AS k, dp_count(*) AS v FROM %s};
+# (%s: d or dn) the rows joined to the per-unit table on the unit
+my $join_q = q{SELECT 'all'::text AS k, dp_count(*) AS v FROM %1$s_unit o JOIN %1$s_per p USING (pid)};
 my $group_q = q{SELECT grp AS k, dp_count(*) AS v FROM %s GROUP BY grp ORDER BY grp};
 
 # Parse "key:value ..." lines into arrays of hashes.
@@ -320,6 +334,9 @@ is(noiseless(sprintf($count_q, 'dn_unit')), "all|$count_n", "D': bounded count i
 is(noiseless(sprintf($count_q, 'd_unit')), 'all|' . ($count_n + 2), 'D: the heavy unit adds exactly r = 2');
 is(noiseless(sprintf(q{SELECT dp_count(*) FROM %s}, 'd_row')), $count_rows_n + 1000,
 	'without a unit the heavy unit adds 1,000');
+is(noiseless(sprintf($join_q, 'dn')), "all|$count_n", "D' joined on the unit: bounded count is $count_n");
+is(noiseless(sprintf($join_q, 'd')), 'all|' . ($count_n + 2),
+	'D joined on the unit: the heavy unit\'s 2,000 joined rows add exactly r1 r2 = 2');
 is(noiseless(sprintf($group_q, 'dn_unit')),
 	join("\n", map { "$_|$group_n{$_}" } @keys), "D': bounded group counts");
 my (%pairs, $bad);
@@ -382,6 +399,25 @@ $r = loss_scan(\@count_stats, count_stat($sd, $count_n), count_stat($sn, $count_
 diag sprintf 'C2 count, noise for sensitivity 1: point estimate %.3f; max LCB %.3f at %s [%.0fs]',
   $r->{est}, $r->{lcb}, $r->{lcb_at}, time - $t0;
 ok($r->{lcb} > 1, sprintf('control C2 (true loss 2): caught, LCB %.3f > 1', $r->{lcb}));
+
+# ------------------------------------------------------------------------
+# dp_count(*) over the join on the unit: D vs D'
+
+$t0 = time;
+($sd, $sn) = sample('laplace(epsilon=1)', $N, [ $join_q, 'd' ], [ $join_q, 'dn' ]);
+$r = loss_scan(\@count_stats, count_stat($sd, $count_n), count_stat($sn, $count_n), $c, 500);
+diag sprintf 'join on the unit (r1 r2 = 2): loss point estimate %.3f at %s; max LCB %.3f at %s [%.0fs]',
+  $r->{est}, $r->{est_at}, $r->{lcb}, $r->{lcb_at}, time - $t0;
+ok($r->{lcb} <= 1, sprintf('bounded join on the unit: no event shows a loss above epsilon = 1 (max LCB %.3f)', $r->{lcb}));
+
+# C4: the join with noise for sensitivity 1, shift 2 (true loss 2): as C2,
+# caught with probability > 1 - 1e-300 at N = 20,000.
+$t0 = time;
+($sd, $sn) = sample('laplace(epsilon=2)', $N, [ $join_q, 'd' ], [ $join_q, 'dn' ]);
+$r = loss_scan(\@count_stats, count_stat($sd, $count_n), count_stat($sn, $count_n), $c, 500);
+diag sprintf 'C4 join, noise for half its sensitivity: point estimate %.3f; max LCB %.3f at %s [%.0fs]',
+  $r->{est}, $r->{lcb}, $r->{lcb_at}, time - $t0;
+ok($r->{lcb} > 1, sprintf('control C4 (true loss 2): caught, LCB %.3f > 1', $r->{lcb}));
 
 # ------------------------------------------------------------------------
 # GROUP BY grp (public keys), g = 2: D vs D'

@@ -90,11 +90,15 @@ sub parse_atk
 }
 
 my @attacks = map { parse_atk($_) } sort glob("$adir/*.atk");
+# the classes of the corpus (test/attack/README.md): an attack names one of them
+my %classes = map { $_ => 1 } qw(1-having 2-code 3-errors 4-joins 5-side 6-units 7-ledger 8-other 9-bi
+  10-cache 11-quantile 12-keys 13-ddl 14-messages 17-synth 19-releases 20-unitjoin);
 my %seen;
 for my $a (@attacks)
 {
 	die "duplicate attack id $a->{id}" if $seen{ $a->{id} }++;
 	die "attack $a->{id}: no class" unless $a->{class};
+	die "attack $a->{id}: unknown class $a->{class} (add it to the driver's list)" unless $classes{ $a->{class} };
 	die "attack $a->{id}: no SQL" unless $a->{sql} =~ /\S/;
 	die "attack $a->{id}: twin without {{T}}" if $a->{opt}{twin} && $a->{sql} !~ /\{\{T\}\}/;
 	# (an unterminated last statement would be sent together with the driver's \echo)

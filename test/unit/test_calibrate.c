@@ -1,5 +1,5 @@
 /*
- * test_calibrate.c — calibrate.c against the CSV files of shared/reference.
+ * test_calibrate.c — calibrate.c against the CSV files of test/reference.
  *
  * Every row of every reference file is checked, every numeric column that
  * calibrate.c produces, with the tolerances of reference/README.md §10
@@ -8,7 +8,7 @@
  * a failing row prints each failing column with its case_id.  The worst
  * margin (error / allowed error) per tolerance class is printed at the end.
  *
- * The reference directory is ../../../shared/reference (relative to
+ * The reference directory is test/reference (../reference relative to
  * test/unit) unless DP_PG_REFERENCE names another one.
  *
  * Property tests of the same functions live in test_calib_props.c.
@@ -687,7 +687,7 @@ main(void)
 	const char *dir = getenv("DP_PG_REFERENCE");
 
 	if (!dir || !*dir)
-		dir = "../../../shared/reference";
+		dir = "../reference";
 	tap_diag("reference directory: %s", dir);
 
 	test_laplace_profile(dir);
