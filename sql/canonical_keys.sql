@@ -74,7 +74,7 @@ SELECT dp_pg.set_budget('ck_ana', 1000, 1e-3);
 -- message, and " [CHARGED]" if its ledger grew (also used by unit_groups.sql
 -- and ddl_fence.sql, which run after this file; schema dp_test is mechanism.sql's)
 CREATE FUNCTION dp_test.session_charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = session_user::regrole AND kind = 'charge'
+	SELECT count(*) FROM dp_pg.ledger WHERE role = session_user::regrole AND kind = 'charge'
 $$;
 CREATE FUNCTION dp_test.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE

@@ -186,7 +186,7 @@ FROM pg_class c JOIN df.shape s ON s.relname = c.relname LEFT JOIN pg_constraint
      LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE c.oid IN ('df.rows'::regclass, 'df.child'::regclass, 'df.part'::regclass, 'dfa.kept'::regclass)
 GROUP BY c.relname, s.constraints, s.columns ORDER BY 1;
-SELECT count(*) AS charges FROM dp_pg.ledger_entries WHERE role = 'df_ana'::regrole AND kind = 'charge';
+SELECT count(*) AS charges FROM dp_pg.ledger WHERE role = 'df_ana'::regrole AND kind = 'charge';
 -- the DBA (a superuser) still changes what the tables depend on
 ALTER TABLE dfa.codes ADD COLUMN z int;
 ALTER DOMAIN dfa.pos SET NOT NULL;

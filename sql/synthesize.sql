@@ -143,6 +143,7 @@ SELECT dp_pg.synthesize('st.people', NULL, 'laplace(epsilon=1)');
 SELECT dp_pg.synthesize(NULL, 'st_twins.r1', 'laplace(epsilon=1)');
 SELECT dp_pg.synthesize('st.people', '', 'laplace(epsilon=1)');
 SELECT dp_pg.synthesize('st.people', 'st_twins.r1', 'laplace(epsilon=1e-300)');
+SELECT dp_pg.synthesize('st.people', 'st_twins.r1', 'gaussian(rho=1e-19)');
 -- non-constant arguments: one call per row would be one release per row
 SELECT dp_pg.synthesize('st.people', 'st_twins.r' || g, 'laplace(epsilon=1)') FROM generate_series(1, 2) g;
 SELECT dp_pg.synthesize('st.people', 'st_twins.r1', dp_laplace(random() + 1));
@@ -163,6 +164,10 @@ SELECT st.charges('dp_s_other') AS c4 \gset
 SELECT dp_pg.synthesize('st.people', 'st_twins.r1', 'laplace(epsilon=2)');
 SELECT st.charges('dp_s_other') - :c4 AS charges, to_regclass('st_twins.r1') IS NULL AS no_table;
 \set VERBOSITY default
+-- a budget too small for any exact sampler: a bad parameter (22023), said so
+SET SESSION AUTHORIZATION dp_s_an;
+SELECT dp_pg.synthesize('st.people', 'st_twins.r1', 'laplace(epsilon=1e-300)', ARRAY['region']::name[]);
+SELECT st.charges() - :c3 AS charges, to_regclass('st_twins.r1') IS NULL AS no_table;
 RESET SESSION AUTHORIZATION;
 
 -- a non-analyst: no charge; its twin of an unprotected table is refused

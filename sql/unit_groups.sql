@@ -81,9 +81,9 @@ SELECT count(*) AS wards, abs(sum(n) - 500) <= 100 AS close FROM (
 RESET SESSION AUTHORIZATION;
 -- charged as a count of sensitivity 1 per person, like count(DISTINCT person)
 SELECT s->>'mechanism' AS mechanism, (s->>'l1')::float8 AS l1
-FROM dp_pg.ledger_entries e, jsonb_array_elements(e.detail->'sites') s
+FROM dp_pg.ledger e, jsonb_array_elements(e.detail->'sites') s
 WHERE e.role = 'ugk_ana'::regrole AND e.kind = 'charge' AND e.id = (
-	SELECT max(id) FROM dp_pg.ledger_entries WHERE role = 'ugk_ana'::regrole AND kind = 'charge')
+	SELECT max(id) FROM dp_pg.ledger WHERE role = 'ugk_ana'::regrole AND kind = 'charge')
 ORDER BY 1;
 SET SESSION AUTHORIZATION ugk_ana;
 -- DISTINCT of anything else stays refused

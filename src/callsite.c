@@ -684,8 +684,8 @@ DpWalkChildren(PlanState *ps, DpWalkContext *cxt)
 	return false;
 }
 
-/* Append a double to a JSON text (null for NaN / Inf). */
-static void
+/* See callsite.h. */
+void
 DpJsonNumber(StringInfo buf, double v)
 {
 	if (isnan(v) || isinf(v))

@@ -125,4 +125,7 @@ extern int	DpEstimateQueryCost(const char *query, DpCost *total);
 /* The error bars of a query's call sites, planned as DpEstimateQueryCost does (struct DpSiteBar, cache.h). */
 extern struct DpSiteBar *DpEstimateQueryBars(const char *query, int *n);
 
+/* Append a double to a JSON text (null for NaN / Inf): the ledger's detail of a charge. */
+extern void DpJsonNumber(StringInfo buf, double v);
+
 #endif							/* DP_CALLSITE_H */

@@ -34,13 +34,8 @@ lattice_for_noise(const DpMechanism *mech, double sensitivity, int *k,
 {
 	double		s;
 
-	if (!dp_mechanism_validate(mech, err, errlen))
+	if (!dp_mechanism_validate_privacy(mech, err, errlen))
 		return false;
-	if (!dp_mechanism_is_privacy_form(mech))
-	{
-		snprintf(err, errlen, "noise-parameter mechanisms are for inspection only; state epsilon (and delta) or rho");
-		return false;
-	}
 	if (!(sensitivity > 0.0) || !isfinite(sensitivity))
 	{
 		snprintf(err, errlen, "sensitivity must be finite and positive, got %g", sensitivity);

@@ -53,6 +53,20 @@ dp_mechanism_is_privacy_form(const DpMechanism *mech)
 		mech->form == DP_FORM_RHO;
 }
 
+/* Check a mechanism's parameters and that it states privacy (epsilon, delta or rho). */
+bool
+dp_mechanism_validate_privacy(const DpMechanism *mech, char *err, size_t errlen)
+{
+	if (!dp_mechanism_validate(mech, err, errlen))
+		return false;
+	if (!dp_mechanism_is_privacy_form(mech))
+	{
+		snprintf(err, errlen, "noise-parameter mechanisms are for inspection only; state epsilon (and delta) or rho");
+		return false;
+	}
+	return true;
+}
+
 /* Skip blanks. */
 static const char *
 skip_blanks(const char *s)

@@ -72,4 +72,7 @@ extern void dp_mechanism_format(const DpMechanism *mech, char *buf, size_t bufle
 /* True if the mechanism states privacy parameters (usable by aggregates). */
 extern bool dp_mechanism_is_privacy_form(const DpMechanism *mech);
 
+/* Check a mechanism's parameters and that it states privacy; on failure return false with a message. */
+extern bool dp_mechanism_validate_privacy(const DpMechanism *mech, char *err, size_t errlen);
+
 #endif							/* DP_MECHANISM_H */

@@ -81,13 +81,8 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 	plan->lattice_exp = lattice_exp;
 	plan->rho = INFINITY;
 
-	if (!dp_mechanism_validate(mech, err, errlen))
+	if (!dp_mechanism_validate_privacy(mech, err, errlen))
 		return false;
-	if (!dp_mechanism_is_privacy_form(mech))
-	{
-		snprintf(err, errlen, "noise-parameter mechanisms are for inspection only; state epsilon (and delta) or rho");
-		return false;
-	}
 
 	switch (mech->family)
 	{
@@ -244,13 +239,8 @@ dp_noise_plan_real(DpNoisePlan *plan, const DpMechanism *mech, double sensitivit
 				 sensitivity);
 		return false;
 	}
-	if (!dp_mechanism_validate(mech, err, errlen))
+	if (!dp_mechanism_validate_privacy(mech, err, errlen))
 		return false;
-	if (!dp_mechanism_is_privacy_form(mech))
-	{
-		snprintf(err, errlen, "noise-parameter mechanisms are for inspection only; state epsilon (and delta) or rho");
-		return false;
-	}
 	/* integer sensitivities use the integer lattice, as counts do */
 	if (sensitivity == floor(sensitivity) && sensitivity <= (double) DP_MAX_LATTICE_SENS)
 		return dp_noise_plan(plan, mech, (long long) sensitivity, (long long) sensitivity, 0, err, errlen);

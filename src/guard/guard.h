@@ -104,6 +104,22 @@ extern ArrayType *DpPublicKeys(Oid relid, const char *attname);
 /* The value domain a DBA declared for a column (dp_pg.set_domain); false if none. */
 extern bool DpDeclaredDomain(Oid relid, const char *attname, double *lo, double *hi);
 
+/*
+ * A constant's value as a double, if it can bound a column of type coltype
+ * (translate.c): a number for a number column, a finite date or timestamp of
+ * the column's own type for a date or timestamp column (days, microseconds);
+ * coltype InvalidOid takes numbers whatever the column.
+ */
+extern bool DpConstValue(Const *c, Oid coltype, double *v);
+
+/*
+ * The value domain of column attno of relid (translate.c): its CHECK
+ * constraints (conjuncts "column op constant", op one of < <= > >= =, the
+ * constants read by DpConstValue for coltype) intersected with
+ * dp_pg.set_domain's bounds.  False if either end is unbounded.
+ */
+extern bool DpColumnDomain(Oid relid, AttrNumber attno, Oid coltype, double *lo, double *hi);
+
 /* Changes whenever the protected set or a protected table's relcache entry is invalidated. */
 extern uint64 DpProtectedGeneration(void);
 

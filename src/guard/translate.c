@@ -57,11 +57,13 @@
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 #include "utils/typcache.h"
 
 #include "agg_common.h"
@@ -136,33 +138,47 @@ DpCast(Oid fn, Oid rettype, Expr *expr)
 	return (Expr *) makeFuncExpr(fn, rettype, list_make1(expr), InvalidOid, InvalidOid, COERCE_IMPLICIT_CAST);
 }
 
-/* A constant's value as a double (integer, float and numeric constants); false otherwise. */
-static bool
-DpConstValue(Const *c, double *v)
+/* See guard.h. */
+bool
+DpConstValue(Const *c, Oid coltype, double *v)
 {
+	bool		numbers = coltype == InvalidOid || coltype == INT2OID || coltype == INT4OID ||
+		coltype == INT8OID || coltype == FLOAT4OID || coltype == FLOAT8OID || coltype == NUMERICOID;
+
 	if (c->constisnull)
 		return false;
 	switch (c->consttype)
 	{
 		case INT2OID:
 			*v = DatumGetInt16(c->constvalue);
-			return true;
+			return numbers;
 		case INT4OID:
 			*v = DatumGetInt32(c->constvalue);
-			return true;
+			return numbers;
 		case INT8OID:
 			*v = (double) DatumGetInt64(c->constvalue);
-			return true;
+			return numbers;
 		case FLOAT4OID:
 			*v = DatumGetFloat4(c->constvalue);
-			return !isnan(*v);
+			return numbers && !isnan(*v);
 		case FLOAT8OID:
 			*v = DatumGetFloat8(c->constvalue);
-			return !isnan(*v);
+			return numbers && !isnan(*v);
 		case NUMERICOID:
-			if (numeric_is_nan(DatumGetNumeric(c->constvalue)))
+			if (!numbers || numeric_is_nan(DatumGetNumeric(c->constvalue)))
 				return false;
 			*v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, c->constvalue));
+			return true;
+		case DATEOID:
+			if (coltype != DATEOID || DATE_NOT_FINITE(DatumGetDateADT(c->constvalue)))
+				return false;
+			*v = DatumGetDateADT(c->constvalue);
+			return true;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			if (coltype != c->consttype || TIMESTAMP_NOT_FINITE(DatumGetTimestamp(c->constvalue)))
+				return false;
+			*v = (double) DatumGetTimestamp(c->constvalue);
 			return true;
 		default:
 			return false;
@@ -183,7 +199,7 @@ DpStrip(Node *n)
  * column op constant or constant op column (op <, <=, >, >=, =).
  */
 static void
-DpNarrowByConjunct(Node *c, AttrNumber attno, double *lo, double *hi)
+DpNarrowByConjunct(Node *c, AttrNumber attno, Oid coltype, double *lo, double *hi)
 {
 	OpExpr	   *op;
 	Node	   *l,
@@ -203,7 +219,7 @@ DpNarrowByConjunct(Node *c, AttrNumber attno, double *lo, double *hi)
 		var_left = false;
 	else
 		return;
-	if (!DpConstValue((Const *) (var_left ? r : l), &v))
+	if (!DpConstValue((Const *) (var_left ? r : l), coltype, &v))
 		return;
 	/* the constraint is the owner's, on a built-in type: its operators are the standard ones */
 	name = get_opname(op->opno);
@@ -222,13 +238,9 @@ DpNarrowByConjunct(Node *c, AttrNumber attno, double *lo, double *hi)
 		*hi = Min(*hi, v);
 }
 
-/*
- * The value domain of column attno of relid: its CHECK constraints
- * intersected with the domain declared in dp_pg.column_domains.  False if
- * either end is unbounded.
- */
-static bool
-DpColumnDomain(Oid relid, AttrNumber attno, double *lo, double *hi)
+/* See guard.h. */
+bool
+DpColumnDomain(Oid relid, AttrNumber attno, Oid coltype, double *lo, double *hi)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	TupleConstr *constr = rel->rd_att->constr;
@@ -247,7 +259,7 @@ DpColumnDomain(Oid relid, AttrNumber attno, double *lo, double *hi)
 		ListCell   *lc;
 
 		foreach(lc, conj)
-			DpNarrowByConjunct((Node *) lfirst(lc), attno, lo, hi);
+			DpNarrowByConjunct((Node *) lfirst(lc), attno, coltype, lo, hi);
 	}
 	table_close(rel, AccessShareLock);
 	if (DpDeclaredDomain(relid, attname, &dlo, &dhi))
@@ -268,7 +280,7 @@ DpDomainBounds(DpTranslate *t, Var *v, const char *agg, double *lo, double *hi)
 
 	bool		sum_or_avg = strcmp(agg, "sum") == 0 || strcmp(agg, "avg") == 0;
 
-	if (!DpColumnDomain(t->prot->relid, v->varattno, lo, hi))
+	if (!DpColumnDomain(t->prot->relid, v->varattno, InvalidOid, lo, hi))
 		DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
 					  psprintf("A dp %s clamps every value to known bounds.  The table's owner can add "
 							   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
@@ -320,7 +332,7 @@ DpExprDomain(Node *e, DpDomainWalk *w)
 		case T_Const:
 			if (((Const *) e)->constisnull)
 				return;
-			if (!DpConstValue((Const *) e, &lo) || !isfinite(lo))
+			if (!DpConstValue((Const *) e, InvalidOid, &lo) || !isfinite(lo))
 				DpGuardRefuse(psprintf("%s() of a constant that is not a finite number", w->agg), "Use a number.");
 			hi = lo;
 			break;

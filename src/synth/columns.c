@@ -11,11 +11,11 @@
  *     keys leaves it out;
  *   - boolean: false and true;
  *   - int2 / int4 / int8 / date / timestamp / timestamptz / float4 / float8 /
- *     numeric with a finite value domain: the column's CHECK constraints
- *     (column op constant, op one of < <= > >= =, a built-in operator, the
- *     constant of the column's kind: a number, or a date or timestamp of the
- *     column's own type) intersected with dp_pg.set_domain's bounds, and
- *     with the type's own range (numeric(p, s): what it can hold).  The
+ *     numeric with a finite value domain: the guard's DpColumnDomain, i.e.
+ *     the column's CHECK constraints (column op constant, op one of < <= >
+ *     >= =, the constant of the column's kind: a number, or a date or
+ *     timestamp of the column's own type) intersected with dp_pg.set_domain's
+ *     bounds, and with the type's own range (numeric(p, s): what it can hold).  The
  *     domain is cut into `bins` equal-width bins (an integer, date or
  *     timestamp column into at most one bin per value, each bin a run of
  *     whole values); a value outside the domain counts in the nearest edge
@@ -76,134 +76,6 @@ SynthBinKind(Oid typid)
 			return SYNTH_COL_NUMERIC;
 		default:
 			return 0;
-	}
-}
-
-/* A CHECK constant's value on the column's scale; false if it cannot bound a column of type coltype. */
-static bool
-SynthConstValue(Const *c, Oid coltype, double *v)
-{
-	bool		numeric_col = coltype == INT2OID || coltype == INT4OID || coltype == INT8OID ||
-		coltype == FLOAT4OID || coltype == FLOAT8OID || coltype == NUMERICOID;
-
-	if (c->constisnull)
-		return false;
-	switch (c->consttype)
-	{
-		case INT2OID:
-			*v = DatumGetInt16(c->constvalue);
-			return numeric_col;
-		case INT4OID:
-			*v = DatumGetInt32(c->constvalue);
-			return numeric_col;
-		case INT8OID:
-			*v = (double) DatumGetInt64(c->constvalue);
-			return numeric_col;
-		case FLOAT4OID:
-			*v = DatumGetFloat4(c->constvalue);
-			return numeric_col && !isnan(*v);
-		case FLOAT8OID:
-			*v = DatumGetFloat8(c->constvalue);
-			return numeric_col && !isnan(*v);
-		case NUMERICOID:
-			if (!numeric_col || numeric_is_nan(DatumGetNumeric(c->constvalue)))
-				return false;
-			*v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, c->constvalue));
-			return true;
-		case DATEOID:
-			if (coltype != DATEOID || DATE_NOT_FINITE(DatumGetDateADT(c->constvalue)))
-				return false;
-			*v = DatumGetDateADT(c->constvalue);
-			return true;
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			if (coltype != c->consttype || TIMESTAMP_NOT_FINITE(DatumGetTimestamp(c->constvalue)))
-				return false;
-			*v = (double) DatumGetTimestamp(c->constvalue);
-			return true;
-		default:
-			return false;
-	}
-}
-
-/* Narrow [*lo, *hi] by one CHECK conjunct "column op constant" (or reversed). */
-static void
-SynthNarrow(Node *c, AttrNumber attno, Oid coltype, double *lo, double *hi)
-{
-	OpExpr	   *op;
-	Node	   *l,
-			   *r;
-	char	   *name;
-	double		v;
-	bool		var_left;
-
-	if (!IsA(c, OpExpr) || list_length(((OpExpr *) c)->args) != 2)
-		return;
-	op = (OpExpr *) c;
-	/* a built-in operator: its name says what it does */
-	if (op->opno >= FirstNormalObjectId)
-		return;
-	l = strip_implicit_coercions(linitial(op->args));
-	r = strip_implicit_coercions(lsecond(op->args));
-	while (IsA(l, RelabelType))
-		l = (Node *) ((RelabelType *) l)->arg;
-	while (IsA(r, RelabelType))
-		r = (Node *) ((RelabelType *) r)->arg;
-	if (IsA(l, Var) && ((Var *) l)->varattno == attno && IsA(r, Const))
-		var_left = true;
-	else if (IsA(r, Var) && ((Var *) r)->varattno == attno && IsA(l, Const))
-		var_left = false;
-	else
-		return;
-	if (exprType(var_left ? l : r) != coltype ||
-		!SynthConstValue((Const *) (var_left ? r : l), coltype, &v))
-		return;
-	name = get_opname(op->opno);
-	if (name == NULL)
-		return;
-	if (strcmp(name, "=") == 0)
-	{
-		*lo = Max(*lo, v);
-		*hi = Min(*hi, v);
-	}
-	else
-	{
-		bool		ge = strcmp(name, ">=") == 0 || strcmp(name, ">") == 0;
-		bool		le = strcmp(name, "<=") == 0 || strcmp(name, "<") == 0;
-
-		if ((ge && var_left) || (le && !var_left))
-			*lo = Max(*lo, v);
-		else if (ge || le)
-			*hi = Min(*hi, v);
-	}
-}
-
-/* The value domain of a column: its valid CHECK constraints and dp_pg.set_domain, intersected. */
-static void
-SynthDomain(Relation rel, Form_pg_attribute att, double *lo, double *hi)
-{
-	TupleConstr *constr = rel->rd_att->constr;
-	double		dlo,
-				dhi;
-
-	*lo = -INFINITY;
-	*hi = INFINITY;
-	for (int i = 0; constr != NULL && i < constr->num_check; i++)
-	{
-		ConstrCheck *cc = &constr->check[i];
-		List	   *conj;
-		ListCell   *lc;
-
-		if (!cc->ccvalid)
-			continue;
-		conj = make_ands_implicit((Expr *) eval_const_expressions(NULL, stringToNode(cc->ccbin)));
-		foreach(lc, conj)
-			SynthNarrow((Node *) lfirst(lc), att->attnum, att->atttypid, lo, hi);
-	}
-	if (DpDeclaredDomain(RelationGetRelid(rel), NameStr(att->attname), &dlo, &dhi))
-	{
-		*lo = Max(*lo, dlo);
-		*hi = Min(*hi, dhi);
 	}
 }
 
@@ -409,7 +281,8 @@ SynthColumnInit(Relation rel, Form_pg_attribute att, int bins, SynthColumn *col,
 	}
 	else if ((col->kind = SynthBinKind(att->atttypid)) != 0)
 	{
-		SynthDomain(rel, att, &lo, &hi);
+		/* the same domain dp_sum and dp_avg clamp to, read for the column's type */
+		(void) DpColumnDomain(RelationGetRelid(rel), att->attnum, att->atttypid, &lo, &hi);
 		if (!SynthBinsInit(col, lo, hi, bins))
 		{
 			*why = "it has neither public keys nor a finite value domain";

@@ -11,8 +11,8 @@
  *           u(a, b) = sum_cells |M_ab - E_ab| - P_ab,
  *       M_ab the exact 2-way counts, E_ab the counts the noisy 1-way
  *       marginals predict for independent columns (rounded to integers),
- *       P_ab the expected L1 error of measuring the pair (rounded): a
- *       public penalty that makes a pair with many cells win only when its
+ *       P_ab SYNTH_PENALTY (1/2) of the expected L1 noise of measuring the
+ *       pair (rounded; the fit removes about half of it): a public penalty that makes a pair with many cells win only when its
  *       dependence is worth its noise (as AIM does).  u is an integer and
  *       moves by at most m between neighbours (each of a unit's rows moves
  *       one cell of M_ab by 1);
@@ -21,43 +21,49 @@
  * (a unit's rows add non-negative integers summing to at most m).
  *
  * Budget (shares SYNTH_SHARE_*; the 1-way share split over the columns in
- * proportion to K_j^(2/3) for zCDP and K_j^(1/2) otherwise, which minimises
- * the summed L1 error of Gaussian and Laplace noise).  The budget actually
- * split is the mechanism's times (1 - 1e-9), so that every sum of the parts,
- * rounded up as the accountant rounds, stays within the mechanism's own.
+ * proportion to K_j^(2/3) for zCDP and K_j^(1/2) for pure epsilon, the 2-way
+ * share over the chosen pairs in proportion to (K_a K_b)^(2/3) and
+ * (K_a K_b)^(1/2): the splits that minimise the summed L1 error of Gaussian
+ * and Laplace noise).  The budget actually split is the mechanism's times
+ * (1 - 1e-9), so that every sum of the parts, rounded up as the accountant
+ * rounds, stays within the mechanism's own.
  *
- *   gaussian (rho, or (epsilon, delta) turned into the largest rho whose
- *   Canonne-Kamath-Steinke conversion meets them): zCDP composition, exact.
- *   Each 1-way marginal is discrete Gaussian noise with sigma^2 = m^2 / (2
- *   rho_j) per cell (rho_j-zCDP for a shift of L2 norm <= m: Canonne-Kamath-
- *   Steinke 2020, the coordinates' Rényi divergences add up); each
- *   selection round the exponential mechanism at epsilon_s, which is
- *   epsilon_s-bounded-range, hence epsilon_s^2/8-zCDP (Durfee-Rogers 2019,
- *   Cesar-Rogers 2021); the 2-way releases share rho_2, split over the
- *   chosen pairs in proportion to (K_a K_b)^(2/3) once they are chosen —
- *   adaptive, but every order's Rényi divergences still add up to at most
- *   alpha rho_2, which is what is charged (a zCDP filter, Feldman-Zrnic
- *   2021 / Whitehouse et al. 2023).  Total: the mechanism's rho; for the
- *   (epsilon, delta) form the charge states that (epsilon, delta) (the CKS
- *   conversion of the total rho, never above the asked epsilon).
+ *   gaussian and osgt (rho, or (epsilon, delta) turned into the largest rho
+ *   whose Canonne-Kamath-Steinke conversion meets them): zCDP composition,
+ *   exact.  Each 1-way marginal is discrete Gaussian noise with sigma^2 =
+ *   m^2 / (2 rho_j) per cell (rho_j-zCDP for a shift of L2 norm <= m:
+ *   Canonne-Kamath-Steinke 2020, the coordinates' Rényi divergences add
+ *   up); each selection round the exponential mechanism at epsilon_s, which
+ *   is epsilon_s-bounded-range, hence epsilon_s^2/8-zCDP (Durfee-Rogers
+ *   2019, Cesar-Rogers 2021); the 2-way releases share rho_2, split over the
+ *   chosen pairs once they are chosen -- adaptive, but every order's Rényi
+ *   divergences still add up to at most alpha rho_2, which is what is
+ *   charged (a zCDP filter, Feldman-Zrnic 2021 / Whitehouse et al. 2023).
+ *   osgt's measurements are the discrete Gaussian, its offset-0 member:
+ *   many releases compose far better under zCDP than OSGT's per-release
+ *   (epsilon, delta) calibration would by basic composition.  The rho
+ *   split is at most the mechanism's own zCDP cost, and alpha rho at most
+ *   its own Rényi curve on every order.  For an (epsilon, delta) form the
+ *   charge states (epsilon, delta) (the CKS conversion of the total rho,
+ *   never above the asked epsilon).
  *
  *   laplace(epsilon): pure epsilon-DP by basic composition, exact: discrete
  *   Laplace noise of scale m / epsilon_j per cell for the 1-way marginals,
- *   the exponential mechanism at epsilon_s per round, epsilon_2 / (d - 1)
- *   per 2-way marginal.  Sum: epsilon.
- *
- *   osgt(epsilon, delta): basic composition of (epsilon, delta) as above
- *   (delta split over the noisy releases), each marginal OSGT noise at its
- *   share.  OSGT's calibration is for a shift of one cell, so with m > 1 a
- *   marginal is split further over the at most min(m, cells) cells one unit
- *   can move (as a bounded dp_histogram splits over its g cells).  Twins
- *   are better with gaussian at the same (epsilon, delta): zCDP composes the
- *   2d - 1 releases far more tightly than basic composition.
+ *   the exponential mechanism at epsilon_s per round, the 2-way share
+ *   epsilon_2 split over the chosen pairs (a pure-DP filter: the parts'
+ *   epsilons sum to epsilon_2 on every path).  The 2-way releases are
+ *   charged as one discrete Laplace release at epsilon_2: its Rényi curve is
+ *   superadditive in epsilon (checked on the grid by test/unit/test_synth.c),
+ *   so any split's curves sum to at most it.  Sum: epsilon.
  *
  * Charged cost: the sum of every release's cost (dp_cost_add, rounded up),
  * each release's being that of its planned noise (the exact Rényi curve of
  * the discrete noise) or, for the selection, min(epsilon_s, alpha
- * epsilon_s^2 / 8) per round.
+ * epsilon_s^2 / 8) per round; synth_plan checks that every part of it
+ * (epsilon, delta, rho, each Rényi order) is within the mechanism's own
+ * cost of one release at sensitivity m, and plans a little less if not.
+ * A budget so small that a measurement's noise would leave the exact
+ * samplers' range is refused as a bad parameter.
  */
 #include "synth.h"
 
@@ -69,6 +75,7 @@
 #include "quantile.h"
 
 #define SYNTH_SLACK (1.0 - 1e-9)
+#define SYNTH_MAX_SIGMA 1e9
 
 static SynthAllocFn synth_alloc_fn = NULL;
 
@@ -181,13 +188,29 @@ synth_mech(int family, int form, double p0, double p1)
 	return m;
 }
 
-/* Plan one marginal's noise; per-cell split over `cells` for osgt. */
+/*
+ * Plan one marginal's noise (L1 and L2 sensitivity m).  A budget so small
+ * that the noise would leave the exact samplers' range (sample.h: a
+ * Laplace scale within DP_MAX_NOISE, the largest a mechanism may state; a
+ * Gaussian sigma^2 below 2^62, so sigma within SYNTH_MAX_SIGMA) is a bad
+ * parameter, refused here before any sampler is prepared.
+ */
 static bool
 synth_plan_marginal(DpNoisePlan *np, const DpMechanism *mech, int64_t m, char *err, size_t errlen)
 {
-	if (!dp_noise_plan(np, mech, (long long) m, (long long) m, 0, err, errlen))
+	double		scale = dp_noise_continuous_scale(mech, (double) m);
+	double		limit = mech->family == DP_MECH_LAPLACE ? DP_MAX_NOISE : SYNTH_MAX_SIGMA;
+	char		text[DP_MECH_TEXT_LEN];
+
+	if (!(scale <= limit))
+	{
+		dp_mechanism_format(mech, text, sizeof(text));
+		snprintf(err, errlen, "the budget is too small: one of its measurements, %s at sensitivity %lld, "
+				 "would need noise of scale %.3g, above the largest the exact samplers take (%g)",
+				 text, (long long) m, scale, limit);
 		return false;
-	return true;
+	}
+	return dp_noise_plan(np, mech, (long long) m, (long long) m, 0, err, errlen);
 }
 
 /* Record a release for the ledger's detail. */
@@ -212,65 +235,41 @@ synth_note(SynthPlan *plan, SynthReleaseKind kind, int column, int count, const 
 	dp_cost_add(&plan->total, cost);
 }
 
-/* See synth.h. */
-bool
-synth_plan(SynthPlan *plan, const DpMechanism *mech, int d, const int *K,
-		   int64_t unit_rows, char *err, size_t errlen)
+/* The largest pair table of K[0..d-1] (cells). */
+static double
+synth_max_pair_cells(int d, const int *K)
 {
+	double		maxcells = 1.0;
+
+	for (int a = 0; a < d; a++)
+		for (int b = a + 1; b < d; b++)
+			if ((double) K[a] * K[b] > maxcells)
+				maxcells = (double) K[a] * K[b];
+	return maxcells;
+}
+
+/*
+ * Plan the releases at budget `budget` (rho for zCDP, epsilon for pure),
+ * the mechanism's own times a factor <= 1; see the file comment.
+ */
+static bool
+synth_plan_at(SynthPlan *plan, double budget, char *err, size_t errlen)
+{
+	int			d = plan->d;
+	const int  *K = plan->K;
+	int64_t		unit_rows = plan->unit_rows;
 	double		s1,
 				ss,
 				s2;
 	double		w[SYNTH_MAX_COLUMNS];
 	double		wsum = 0.0;
-	double		power;
-	int			nedges;
-	double		eps = 0.0,
-				delta = 0.0,
-				rho = 0.0;
+	double		power = plan->mode == SYNTH_ZCDP ? SYNTH_POWER_ZCDP : SYNTH_POWER_PURE;
+	int			nedges = d - 1;
 	DpCost		c;
 
-	memset(plan, 0, sizeof(*plan));
-	if (d < 1 || d > SYNTH_MAX_COLUMNS)
-	{
-		snprintf(err, errlen, "a twin has between 1 and %d columns, not %d", SYNTH_MAX_COLUMNS, d);
-		return false;
-	}
-	if (unit_rows < 1 || unit_rows > SYNTH_MAX_UNIT_ROWS)
-	{
-		snprintf(err, errlen, "at most %d rows per privacy unit can be measured, not %lld",
-				 SYNTH_MAX_UNIT_ROWS, (long long) unit_rows);
-		return false;
-	}
-	if (!dp_mechanism_validate(mech, err, errlen))
-		return false;
-	if (!dp_mechanism_is_privacy_form(mech))
-	{
-		snprintf(err, errlen, "noise-parameter mechanisms are for inspection only; state epsilon (and delta) or rho");
-		return false;
-	}
-	for (int j = 0; j < d; j++)
-		if (K[j] < 1 || K[j] > SYNTH_MAX_CATEGORIES)
-		{
-			snprintf(err, errlen, "column %d has %d categories; between 1 and %d are allowed",
-					 j + 1, K[j], SYNTH_MAX_CATEGORIES);
-			return false;
-		}
-	if (synth_pair_cells(d, K) > SYNTH_MAX_PAIR_CELLS)
-	{
-		snprintf(err, errlen, "the 2-way tables of these columns have %zu cells together; at most %d are allowed",
-				 synth_pair_cells(d, K), SYNTH_MAX_PAIR_CELLS);
-		return false;
-	}
-
-	plan->mech = *mech;
-	plan->d = d;
-	memcpy(plan->K, K, sizeof(int) * d);
-	plan->unit_rows = unit_rows;
-	nedges = d - 1;
-	plan->rounds = d >= 3 ? d - 1 : 0;
+	plan->nreleases = 0;
 	dp_cost_zero(&plan->total);
-
-	/* shares */
+	plan->rounds = d >= 3 ? d - 1 : 0;
 	if (d == 1)
 	{
 		s1 = 1.0;
@@ -283,40 +282,6 @@ synth_plan(SynthPlan *plan, const DpMechanism *mech, int d, const int *K,
 		ss = plan->rounds > 0 ? SYNTH_SHARE_SELECT : 0.0;
 		s2 = 1.0 - s1 - ss;
 	}
-
-	switch (mech->family)
-	{
-		case DP_MECH_GAUSSIAN:
-			plan->mode = SYNTH_ZCDP;
-			if (mech->form == DP_FORM_RHO)
-				rho = mech->p[0];
-			else
-			{
-				rho = synth_rho_for(mech->p[0], mech->p[1]);
-				if (!(rho > 0.0))
-				{
-					snprintf(err, errlen, "no zCDP budget meets epsilon %g at delta %g", mech->p[0], mech->p[1]);
-					return false;
-				}
-			}
-			rho *= SYNTH_SLACK;
-			power = 2.0 / 3.0;
-			break;
-		case DP_MECH_LAPLACE:
-			plan->mode = SYNTH_PURE;
-			eps = mech->p[0] * SYNTH_SLACK;
-			power = 0.5;
-			break;
-		case DP_MECH_OSGT:
-			plan->mode = SYNTH_BASIC;
-			eps = mech->p[0] * SYNTH_SLACK;
-			delta = mech->p[1] * SYNTH_SLACK;
-			power = 0.5;
-			break;
-		default:
-			snprintf(err, errlen, "corrupt mechanism family %d", mech->family);
-			return false;
-	}
 	for (int j = 0; j < d; j++)
 	{
 		w[j] = pow((double) K[j], power);
@@ -327,28 +292,14 @@ synth_plan(SynthPlan *plan, const DpMechanism *mech, int d, const int *K,
 	for (int j = 0; j < d; j++)
 	{
 		double		f = s1 * w[j] / wsum;
-		DpMechanism mj;
+		DpMechanism mj = plan->mode == SYNTH_ZCDP ?
+			synth_mech(DP_MECH_GAUSSIAN, DP_FORM_RHO, budget * f, 0.0) :
+			synth_mech(DP_MECH_LAPLACE, DP_FORM_EPSILON, budget * f, 0.0);
 
-		plan->one_cells[j] = 1;
-		switch (plan->mode)
-		{
-			case SYNTH_ZCDP:
-				mj = synth_mech(DP_MECH_GAUSSIAN, DP_FORM_RHO, rho * f, 0.0);
-				break;
-			case SYNTH_PURE:
-				mj = synth_mech(DP_MECH_LAPLACE, DP_FORM_EPSILON, eps * f, 0.0);
-				break;
-			default:
-				plan->one_cells[j] = (int) (unit_rows < K[j] ? unit_rows : K[j]);
-				mj = synth_mech(DP_MECH_OSGT, DP_FORM_EPSILON_DELTA, eps * f / plan->one_cells[j],
-								delta * (s1 / (s1 + s2)) / d / plan->one_cells[j]);
-				break;
-		}
 		if (!synth_plan_marginal(&plan->one[j], &mj, unit_rows, err, errlen))
 			return false;
 		dp_noise_plan_cost(&plan->one[j], &c);
-		dp_cost_scale(&c, plan->one_cells[j]);
-		synth_note(plan, SYNTH_REL_ONEWAY, j, plan->one_cells[j], &mj, &plan->one[j], &c);
+		synth_note(plan, SYNTH_REL_ONEWAY, j, 1, &mj, &plan->one[j], &c);
 	}
 
 	/* (2) selection */
@@ -357,9 +308,9 @@ synth_plan(SynthPlan *plan, const DpMechanism *mech, int d, const int *K,
 		DpMechanism ms;
 
 		if (plan->mode == SYNTH_ZCDP)
-			plan->select_epsilon = sqrt(8.0 * ss * rho / plan->rounds);
+			plan->select_epsilon = sqrt(8.0 * ss * budget / plan->rounds);
 		else
-			plan->select_epsilon = ss * eps / plan->rounds;
+			plan->select_epsilon = ss * budget / plan->rounds;
 		/* rounded down, so that the rounds' sum stays within the share */
 		plan->select_epsilon = nextafter(plan->select_epsilon, 0.0);
 		if (!dp_quantile_gamma(plan->select_epsilon, (uint64_t) unit_rows, &plan->gamma))
@@ -373,86 +324,53 @@ synth_plan(SynthPlan *plan, const DpMechanism *mech, int d, const int *K,
 		synth_note(plan, SYNTH_REL_SELECT, -1, plan->rounds, &ms, NULL, &c);
 	}
 
-	/* (3) 2-way marginals */
+	/*
+	 * (3) 2-way marginals: the share is split over the chosen pairs in
+	 * proportion to (K_a K_b)^power once they are known; every split must
+	 * plan, so the smallest share any pair can get is checked here.  The
+	 * charge is that of one release at the whole share: zCDP adds the
+	 * pairs' rho (a filter), and the discrete Laplace Rényi curve is
+	 * superadditive in epsilon (test/unit/test_synth.c checks it on the
+	 * grid), so the pairs' curves sum to at most the whole share's.
+	 */
 	if (nedges > 0)
 	{
+		double		wmin = 1.0,
+					wmax = pow(synth_max_pair_cells(d, K), power);
+		int			family = plan->mode == SYNTH_ZCDP ? DP_MECH_GAUSSIAN : DP_MECH_LAPLACE;
+		int			form = plan->mode == SYNTH_ZCDP ? DP_FORM_RHO : DP_FORM_EPSILON;
 		DpMechanism m2;
-		double		maxcells = 1.0;
+		DpNoisePlan whole;
 
-		for (int a = 0; a < d; a++)
-			for (int b = a + 1; b < d; b++)
-				if ((double) K[a] * K[b] > maxcells)
-					maxcells = (double) K[a] * K[b];
-		plan->two_cells = 1;
-		switch (plan->mode)
+		plan->two_budget = nextafter(budget * s2, 0.0);
+		m2 = synth_mech(family, form, plan->two_budget * wmin / (wmin + (nedges - 1) * wmax), 0.0);
+		if (!synth_plan_marginal(&plan->two, &m2, unit_rows, err, errlen))
+			return false;
+		m2 = synth_mech(family, form, plan->two_budget / nedges, 0.0);
+		if (!synth_plan_marginal(&plan->two, &m2, unit_rows, err, errlen))
+			return false;
+		m2 = synth_mech(family, form, plan->two_budget, 0.0);
+		if (!synth_plan_marginal(&whole, &m2, unit_rows, err, errlen))
+			return false;
+		dp_noise_plan_cost(&whole, &c);
+		if (plan->mode == SYNTH_ZCDP)
 		{
-			case SYNTH_ZCDP:
-				{
-					/*
-					 * split once the pairs are known; every split must plan:
-					 * check the smallest share any pair can get
-					 */
-					double		wmin = 1.0,
-								wmax = pow(maxcells, power);
-					DpNoisePlan probe;
-
-					plan->two_budget = nextafter(rho * s2, 0.0);
-					m2 = synth_mech(DP_MECH_GAUSSIAN, DP_FORM_RHO,
-									plan->two_budget * wmin / (wmin + (nedges - 1) * wmax), 0.0);
-					if (!synth_plan_marginal(&probe, &m2, unit_rows, err, errlen))
-						return false;
-					m2 = synth_mech(DP_MECH_GAUSSIAN, DP_FORM_RHO, plan->two_budget / nedges, 0.0);
-					if (!synth_plan_marginal(&plan->two, &m2, unit_rows, err, errlen))
-						return false;
-					/* the pairs' Rényi divergences add up to alpha rho_2 whatever the split */
-					memset(&c, 0, sizeof(c));
-					c.epsilon = INFINITY;
-					c.delta = 0.0;
-					c.rho = plan->two_budget;
-					for (int i = 0; i < DP_RDP_NALPHAS; i++)
-						c.rdp[i] = nextafter(DP_RDP_ALPHAS[i] * plan->two_budget, INFINITY);
-					m2.p[0] = plan->two_budget;
-					synth_note(plan, SYNTH_REL_TWOWAY, -1, nedges, &m2, NULL, &c);
-					break;
-				}
-			case SYNTH_PURE:
-				plan->two_budget = eps * s2;
-				m2 = synth_mech(DP_MECH_LAPLACE, DP_FORM_EPSILON, plan->two_budget / nedges, 0.0);
-				if (!synth_plan_marginal(&plan->two, &m2, unit_rows, err, errlen))
-					return false;
-				dp_noise_plan_cost(&plan->two, &c);
-				dp_cost_scale(&c, nedges);
-				synth_note(plan, SYNTH_REL_TWOWAY, -1, nedges, &m2, &plan->two, &c);
-				break;
-			default:
-				plan->two_cells = (int) ((double) unit_rows < maxcells ? unit_rows : maxcells);
-				plan->two_budget = eps * s2;
-				m2 = synth_mech(DP_MECH_OSGT, DP_FORM_EPSILON_DELTA,
-								plan->two_budget / nedges / plan->two_cells,
-								delta * (s2 / (s1 + s2)) / nedges / plan->two_cells);
-				if (!synth_plan_marginal(&plan->two, &m2, unit_rows, err, errlen))
-					return false;
-				dp_noise_plan_cost(&plan->two, &c);
-				dp_cost_scale(&c, (double) nedges * plan->two_cells);
-				synth_note(plan, SYNTH_REL_TWOWAY, -1, nedges * plan->two_cells, &m2, &plan->two, &c);
-				break;
+			c.epsilon = INFINITY;
+			c.delta = 0.0;
+			c.rho = plan->two_budget;
+			for (int i = 0; i < DP_RDP_NALPHAS; i++)
+				c.rdp[i] = nextafter(DP_RDP_ALPHAS[i] * plan->two_budget, INFINITY);
 		}
+		synth_note(plan, SYNTH_REL_TWOWAY, -1, nedges, &m2, NULL, &c);
 	}
 
-	/* what the whole twin is charged, checked against the mechanism */
+	/* the (epsilon, delta) a zCDP twin states */
 	if (plan->mode == SYNTH_ZCDP)
 	{
-		if (!(plan->total.rho <= (mech->form == DP_FORM_RHO ? mech->p[0] : synth_rho_for(mech->p[0], mech->p[1]))))
+		if (plan->mech.form == DP_FORM_EPSILON_DELTA)
 		{
-			snprintf(err, errlen, "the parts' rho %.17g exceeds the mechanism's", plan->total.rho);
-			return false;
-		}
-		if (mech->form == DP_FORM_EPSILON_DELTA)
-		{
-			plan->total.epsilon = nextafter(dp_zcdp_eps_cks(plan->total.rho, mech->p[1], NULL), INFINITY);
-			plan->total.delta = mech->p[1];
-			if (plan->total.epsilon > mech->p[0])
-				plan->total.epsilon = mech->p[0];	/* the CKS epsilon of a smaller rho, within rounding */
+			plan->total.epsilon = nextafter(dp_zcdp_eps_cks(plan->total.rho, plan->mech.p[1], NULL), INFINITY);
+			plan->total.delta = plan->mech.p[1];
 		}
 		else
 		{
@@ -460,13 +378,112 @@ synth_plan(SynthPlan *plan, const DpMechanism *mech, int d, const int *K,
 			plan->total.delta = 0.0;
 		}
 	}
-	else if (!(plan->total.epsilon <= mech->p[0]) ||
-			 (plan->mode == SYNTH_BASIC && !(plan->total.delta <= mech->p[1])))
+	return true;
+}
+
+/* Is every part of the cost a at most the same part of b? */
+static bool
+synth_cost_within(const DpCost *a, const DpCost *b)
+{
+	if (!(a->epsilon <= b->epsilon) || !(a->delta <= b->delta) || !(a->rho <= b->rho))
+		return false;
+	for (int i = 0; i < DP_RDP_NALPHAS; i++)
+		if (!(a->rdp[i] <= b->rdp[i]))
+			return false;
+	return true;
+}
+
+/* See synth.h. */
+bool
+synth_plan(SynthPlan *plan, const DpMechanism *mech, int d, const int *K,
+		   int64_t unit_rows, char *err, size_t errlen)
+{
+	DpNoisePlan single;
+	double		budget;
+
+	memset(plan, 0, sizeof(*plan));
+	if (d < 1 || d > SYNTH_MAX_COLUMNS)
 	{
-		snprintf(err, errlen, "the parts' epsilon %.17g exceeds the mechanism's", plan->total.epsilon);
+		snprintf(err, errlen, "a twin has between 1 and %d columns, not %d", SYNTH_MAX_COLUMNS, d);
 		return false;
 	}
-	return true;
+	if (unit_rows < 1 || unit_rows > SYNTH_MAX_UNIT_ROWS)
+	{
+		snprintf(err, errlen, "at most %d rows per privacy unit can be measured, not %lld",
+				 SYNTH_MAX_UNIT_ROWS, (long long) unit_rows);
+		return false;
+	}
+	if (!dp_mechanism_validate_privacy(mech, err, errlen))
+		return false;
+	for (int j = 0; j < d; j++)
+		if (K[j] < 1 || K[j] > SYNTH_MAX_CATEGORIES)
+		{
+			snprintf(err, errlen, "column %d has %d categories; between 1 and %d are allowed",
+					 j + 1, K[j], SYNTH_MAX_CATEGORIES);
+			return false;
+		}
+	if (synth_pair_cells(d, K) > SYNTH_MAX_PAIR_CELLS)
+	{
+		snprintf(err, errlen, "the 2-way tables of these columns have %zu cells together; at most %d are allowed",
+				 synth_pair_cells(d, K), SYNTH_MAX_PAIR_CELLS);
+		return false;
+	}
+	plan->mech = *mech;
+	plan->d = d;
+	memcpy(plan->K, K, sizeof(int) * d);
+	plan->unit_rows = unit_rows;
+
+	/* the mechanism's own cost: one release at the unit's sensitivity */
+	if (!synth_plan_marginal(&single, mech, unit_rows, err, errlen))
+		return false;
+	dp_noise_plan_cost(&single, &plan->cost);
+
+	switch (mech->family)
+	{
+		case DP_MECH_GAUSSIAN:
+		case DP_MECH_OSGT:
+			plan->mode = SYNTH_ZCDP;
+			/* a rho whose zCDP curve alpha rho lies under the mechanism's own curve */
+			budget = mech->form == DP_FORM_RHO ? mech->p[0] : synth_rho_for(mech->p[0], mech->p[1]);
+			if (plan->cost.rho < budget)
+				budget = plan->cost.rho;
+			for (int i = 0; i < DP_RDP_NALPHAS; i++)
+				if (plan->cost.rdp[i] / DP_RDP_ALPHAS[i] < budget)
+					budget = plan->cost.rdp[i] / DP_RDP_ALPHAS[i];
+			if (!(budget > 0.0))
+			{
+				snprintf(err, errlen, "no zCDP budget fits this mechanism's cost");
+				return false;
+			}
+			break;
+		case DP_MECH_LAPLACE:
+			plan->mode = SYNTH_PURE;
+			budget = mech->p[0];
+			break;
+		default:
+			snprintf(err, errlen, "corrupt mechanism family %d", mech->family);
+			return false;
+	}
+
+	/*
+	 * The parts at the budget times (1 - 1e-9), so that their sum rounded up
+	 * stays within it; should the composed cost still pass the mechanism's
+	 * own anywhere (it does not on any tested input), a little less.
+	 */
+	budget *= SYNTH_SLACK;
+	for (int tries = 0;; tries++)
+	{
+		if (!synth_plan_at(plan, budget, err, errlen))
+			return false;
+		if (synth_cost_within(&plan->total, &plan->cost))
+			return true;
+		if (tries == 20)
+		{
+			snprintf(err, errlen, "the parts' cost exceeds the mechanism's");
+			return false;
+		}
+		budget *= 0.99;
+	}
 }
 
 /* ------------------------------------------------------------------------
@@ -578,7 +595,7 @@ synth_select(const SynthPlan *plan, const SynthCounts *counts, SynthMeasured *ou
 
 					s += diff < 0 ? -diff : diff;
 				}
-			u[p] = s - llround(pen_cell * plan->K[a] * plan->K[b]);
+			u[p] = s - llround(SYNTH_PENALTY * pen_cell * plan->K[a] * plan->K[b]);
 			pa[p] = a;
 			pb[p] = b;
 		}
@@ -649,10 +666,11 @@ synth_measure_internal(const SynthPlan *plan, const SynthCounts *counts, DpRng *
 	/* (2) */
 	synth_select(plan, counts, out, rng, exact);
 
-	/* (3): zCDP splits rho_2 over the chosen pairs by (K_a K_b)^(2/3) */
+	/* (3): the 2-way share split over the chosen pairs by (K_a K_b)^power */
 	for (int e = 0; e < out->nedges; e++)
 	{
-		w[e] = pow((double) plan->K[out->edge_a[e]] * plan->K[out->edge_b[e]], 2.0 / 3.0);
+		w[e] = pow((double) plan->K[out->edge_a[e]] * plan->K[out->edge_b[e]],
+				   plan->mode == SYNTH_ZCDP ? SYNTH_POWER_ZCDP : SYNTH_POWER_PURE);
 		wsum += w[e];
 	}
 	for (int e = 0; e < out->nedges; e++)
@@ -661,19 +679,15 @@ synth_measure_internal(const SynthPlan *plan, const SynthCounts *counts, DpRng *
 					b = out->edge_b[e];
 		const int64_t *M = counts->pair[synth_pair_index(d, a, b)];
 		size_t		n = (size_t) plan->K[a] * plan->K[b];
-		DpNoisePlan np = plan->two;
+		DpNoisePlan np;
+		DpMechanism m2 = plan->two.mech;
+		char		err[256];
 
-		if (plan->mode == SYNTH_ZCDP)
-		{
-			DpMechanism m2 = plan->two.mech;
-			char		err[256];
-
-			m2.p[0] = plan->two_budget * w[e] / wsum;
-			/* planned at synth_plan's smallest share or above: cannot fail */
-			if (!dp_noise_plan(&np, &m2, (long long) plan->unit_rows, (long long) plan->unit_rows, 0,
-							   err, sizeof(err)))
-				dp_core_fail(DP_ERR_RANGE, err);
-		}
+		m2.p[0] = plan->two_budget * w[e] / wsum;
+		/* planned at synth_plan's smallest share or above: cannot fail */
+		if (!dp_noise_plan(&np, &m2, (long long) plan->unit_rows, (long long) plan->unit_rows, 0,
+						   err, sizeof(err)))
+			dp_core_fail(DP_ERR_RANGE, err);
 		out->two[e] = synth_noisy(M, n, exact ? NULL : &np, rng);
 		out->two_var[e] = np.variance;
 	}

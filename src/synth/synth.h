@@ -103,15 +103,23 @@ synth_counts_add(SynthCounts *c, const uint32_t *x)
  */
 typedef enum SynthMode
 {
-	SYNTH_ZCDP = 1,				/* gaussian: zCDP, rho split exactly */
-	SYNTH_PURE,					/* laplace: pure epsilon, split exactly */
-	SYNTH_BASIC					/* osgt: (epsilon, delta) by basic composition */
+	SYNTH_ZCDP = 1,				/* gaussian, osgt: zCDP, rho split exactly */
+	SYNTH_PURE					/* laplace: pure epsilon, split exactly */
 } SynthMode;
 
 /* Shares of the budget (zCDP rho, or epsilon; delta goes to the noisy releases). */
 #define SYNTH_SHARE_ONEWAY 0.15
 #define SYNTH_SHARE_SELECT 0.10
 /* the 2-way releases get the rest */
+/* a marginal of c cells gets budget in proportion to c^power (least summed L1 error) */
+#define SYNTH_POWER_ZCDP (2.0 / 3.0)
+#define SYNTH_POWER_PURE 0.5
+/*
+ * The selection's penalty of a pair: this share of the expected L1 noise of
+ * measuring it (the fit removes about half of the raw noise: non-negativity
+ * and consistency with the other measurements)
+ */
+#define SYNTH_PENALTY 0.5
 
 /* Kinds of release, for the ledger's detail. */
 typedef enum SynthReleaseKind
@@ -126,7 +134,7 @@ typedef struct SynthRelease
 	SynthReleaseKind kind;
 	int			column;			/* ONEWAY: the column */
 	int			count;			/* how many releases this entry stands for */
-	DpMechanism mech;			/* the mechanism of each (per cell for osgt with m > 1) */
+	DpMechanism mech;			/* the mechanism of each */
 	double		scale;			/* Laplace b (0 otherwise) */
 	double		sigma;			/* Gaussian / OSGT sigma (0 otherwise) */
 	double		m;				/* OSGT offset */
@@ -140,17 +148,16 @@ typedef struct SynthPlan
 	int			d;
 	int			K[SYNTH_MAX_COLUMNS];
 	int64_t		unit_rows;		/* m */
+	DpCost		cost;			/* the mechanism's own: one release at sensitivity m */
 	/* 1-way releases */
 	DpNoisePlan one[SYNTH_MAX_COLUMNS];
-	int			one_cells[SYNTH_MAX_COLUMNS];	/* osgt: cells the per-cell mechanism is split over */
 	/* selection */
 	int			rounds;			/* exponential-mechanism rounds (d - 1, or 0 for d <= 2) */
 	double		select_epsilon; /* per round */
 	DpRational	gamma;			/* per unit of utility: select_epsilon / (2 m), rounded down */
 	/* 2-way releases (d - 1 of them) */
 	double		two_budget;		/* zcdp: total rho; pure: total epsilon (split over the pairs when chosen) */
-	DpNoisePlan two;			/* pure / basic: each pair's plan (uniform split) */
-	int			two_cells;		/* osgt: cells the per-cell mechanism is split over */
+	DpNoisePlan two;			/* a pair's plan at a uniform split (its mechanism: the family and form) */
 	/* what is charged */
 	int			nreleases;
 	SynthRelease releases[SYNTH_MAX_COLUMNS + 2];
@@ -227,10 +234,12 @@ extern void synth_sample(const SynthModel *model, DpRng *rng, uint32_t *x);
  * Draw n rows at once into x[i * d + j], stratified: the root's categories
  * are the systematic rounding of n p(root), and among the rows whose parent
  * has category v, the child's categories are the systematic rounding of
- * their number times p(child | v), given to those rows in random order.
- * Every row is still distributed as the model says, but each tree edge's
- * table of the n rows is within rounding of n times the model's, without
- * the sampling noise of independent rows.  work holds n values.
+ * their number times p(child | v); within the group they are spread evenly
+ * over the rows ordered by up to SYNTH_STRATA earlier columns (model.c) and
+ * rotated by a uniform offset.  Every row is still distributed as the model
+ * says, but each tree edge's table of the n rows is within rounding of n
+ * times the model's, and the other pairs carry far less sampling noise
+ * than independent rows would.  work holds 3 n values.
  */
 extern void synth_sample_block(const SynthModel *model, DpRng *rng, int64_t n, uint32_t *x,
 							   uint32_t *work);

@@ -74,6 +74,7 @@
 
 #include "agg_common.h"
 #include "cache.h"
+#include "callsite.h"
 #include "guard/guard.h"
 #include "ledger.h"
 #include "synth.h"
@@ -152,16 +153,6 @@ SynthCheckUnitType(Relation rel, AttrNumber unit_attno)
 				 errdetail("dp_pg.synthesize runs only trusted code on protected rows.  Nothing was charged.")));
 }
 
-/* Append a double to a JSON text (null for NaN / Inf). */
-static void
-SynthJsonNumber(StringInfo buf, double v)
-{
-	if (isnan(v) || isinf(v))
-		appendStringInfoString(buf, "null");
-	else
-		appendStringInfo(buf, "%.17g", v);
-}
-
 /* The ledger's detail of the charge: each kind of release with its noise and cost. */
 static char *
 SynthChargeDetail(const SynthPlan *plan, Relation rel, SynthColumn *cols)
@@ -176,7 +167,7 @@ SynthChargeDetail(const SynthPlan *plan, Relation rel, SynthColumn *cols)
 	{
 		if (i > 0)
 			appendStringInfoString(&buf, ", ");
-		SynthJsonNumber(&buf, DP_RDP_ALPHAS[i]);
+		DpJsonNumber(&buf, DP_RDP_ALPHAS[i]);
 	}
 	appendStringInfoString(&buf, "], \"sites\": [");
 	for (int r = 0; r < plan->nreleases; r++)
@@ -195,17 +186,17 @@ SynthChargeDetail(const SynthPlan *plan, Relation rel, SynthColumn *cols)
 			escape_json(&buf, NameStr(cols[rel_->column].name));
 		}
 		appendStringInfoString(&buf, ", \"scale\": ");
-		SynthJsonNumber(&buf, rel_->scale);
+		DpJsonNumber(&buf, rel_->scale);
 		appendStringInfoString(&buf, ", \"sigma\": ");
-		SynthJsonNumber(&buf, rel_->sigma);
+		DpJsonNumber(&buf, rel_->sigma);
 		appendStringInfoString(&buf, ", \"m\": ");
-		SynthJsonNumber(&buf, rel_->m);
+		DpJsonNumber(&buf, rel_->m);
 		appendStringInfoString(&buf, ", \"epsilon\": ");
-		SynthJsonNumber(&buf, rel_->cost.epsilon);
+		DpJsonNumber(&buf, rel_->cost.epsilon);
 		appendStringInfoString(&buf, ", \"delta\": ");
-		SynthJsonNumber(&buf, rel_->cost.delta);
+		DpJsonNumber(&buf, rel_->cost.delta);
 		appendStringInfoString(&buf, ", \"rho\": ");
-		SynthJsonNumber(&buf, rel_->cost.rho);
+		DpJsonNumber(&buf, rel_->cost.rho);
 		appendStringInfoString(&buf, "}");
 	}
 	appendStringInfoString(&buf, "]}");
@@ -422,7 +413,7 @@ SynthFill(Relation target, const SynthModel *model, SynthColumn *cols, int ncols
 	int			nused = 0;
 	int64		block = Min(nrows, (int64) SYNTH_BLOCK_ROWS);
 	uint32	   *x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * Max(block, 1) * ncols);
-	uint32	   *work = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * Max(block, 1));
+	uint32	   *work = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * 3 * Max(block, 1));
 	MemoryContext batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dp_pg synthesize batch", ALLOCSET_DEFAULT_SIZES);
 
 	for (int i = 0; i < SYNTH_INSERT_BATCH; i++)

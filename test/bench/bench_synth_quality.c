@@ -91,7 +91,7 @@ twin(const SynthCounts *real, const char *mtext, uint32_t *x)
 	SynthModel	model;
 	char		err[256];
 	int64_t		m;
-	uint32_t   *work = malloc(sizeof(uint32_t) * 20000);
+	uint32_t   *work = malloc(sizeof(uint32_t) * 3 * 20000);
 
 	if (!dp_mechanism_parse(mtext, &mech, err, sizeof(err)) || !synth_plan(&plan, &mech, D, K, 1, err, sizeof(err)))
 	{

@@ -10,11 +10,13 @@
  * population's, and the twin's (A, D) table within TVD 0.05 of the product
  * of its margins (independence where the truth is independent).  Why a
  * correct twin fails with probability below 1e-9: (i) every noise value of
- * the 5 1-way and 4 2-way releases (at most 5 * 4 + 4 * 16 = 84 cells,
- * Laplace scale at most 1 / (0.15 * 1 * 2 / 10.2) = 34 and 4 / 0.75 = 5.4)
- * stays within 34 * ln(84e10) = 940 of zero except with probability below
- * 1e-10 in all; the 2-way tables then differ from the population's by
- * TVD below 16 * 940 / (2 n) = 0.04 before the fit, which only moves them
+ * the 5 1-way and 4 2-way releases (at most 17 + 4 * 20 = 97 cells; Laplace
+ * scale at most 43 for a 1-way table and, with the 2-way share split by
+ * sqrt(cells), 0.75 / (1 + 3 sqrt(20 / 6)) = 0.116 epsilon, scale 8.6, for
+ * a 2-way table) stays within ln(1e12) = 27.6 scales of zero except with
+ * probability below 1e-10 in all; the 2-way tables then differ from the
+ * population's by TVD below 20 * 8.6 * 27.6 / (2 n) = 0.012 before the fit,
+ * which only moves them
  * toward consistent tables (the exact tables are consistent, and the fit
  * is a projection in the noise-weighted norm); (ii) the exponential
  * mechanism picks a pair whose utility is 1,000 below the best with
@@ -24,7 +26,9 @@
  * non-edge pair's cells deviate from their expectation by more than
  * sqrt(ln(2e11) / (2 n)) = 0.0081 with probability below 1e-11 each
  * (Hoeffding): TVD below 16 * 0.0081 / 2 = 0.065 in the worst case, 0.01 in
- * practice -- so 0.05 is checked on the model's pairs and 0.08 on the rows'.
+ * practice (the draw spread over earlier columns is a stratified version of
+ * independent draws and deviates less: 0.0024 here) -- so 0.05 is checked
+ * on the model's pairs and 0.08 on the rows'.
  * Control: the same twin of a table whose column B was shuffled (the A-B
  * dependence destroyed, as a generator that ignores 2-way structure would)
  * must be caught: its (A, B) table is TVD ~0.4 from the population's.
@@ -128,7 +132,7 @@ make_twin(const SynthCounts *c, const char *mech_text, bool exact, SynthModel *m
 		return;
 	synth_counts_init(tw, c->d, c->K);
 	x = malloc(sizeof(uint32_t) * n * c->d);
-	work = malloc(sizeof(uint32_t) * n);
+	work = malloc(sizeof(uint32_t) * 3 * n);
 	synth_sample_block(model, &rng, n, x, work);
 	for (int64_t i = 0; i < n; i++)
 		synth_counts_add(tw, x + i * c->d);

@@ -33,6 +33,16 @@ is($stdout, '', 'no value released');
 isnt($ret, 0, 'LOAD does not enable the aggregates');
 like($stderr, qr/must be loaded via shared_preload_libraries/, 'LOAD: same error');
 
+# dp_pg.synthesize refuses too, before it creates its table.
+$node->safe_psql('postgres', 'CREATE TABLE people AS SELECT g % 2 = 0 AS flag FROM generate_series(1, 100) g');
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	q{SELECT dp_pg.synthesize('people', 'twin', 'laplace(epsilon=1)')}, extra_params => ['-v', 'VERBOSITY=verbose']);
+isnt($ret, 0, 'dp_pg.synthesize fails without the preload');
+like($stderr, qr/55000: dp_pg must be loaded via shared_preload_libraries/,
+	'dp_pg.synthesize: the preload error with SQLSTATE 55000');
+is($stdout, '', 'dp_pg.synthesize: no row count');
+is($node->safe_psql('postgres', q{SELECT to_regclass('twin') IS NULL}), 't', 'dp_pg.synthesize: no table left');
+
 # With the preload the aggregates work (bound 25 at t = 1: fails by chance < 3e-11).
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_pg'");
 $node->restart;
@@ -40,6 +50,9 @@ is($node->safe_psql('postgres', 'SELECT abs(dp_count(*) - 10) <= 25 FROM generat
 	't', 'dp_count(*) works once preloaded');
 is($node->safe_psql('postgres', 'SHOW dp_pg.default_mechanism'), 'laplace(epsilon=1)',
 	'default mechanism is defined');
+$node->poll_query_until('postgres', q{SELECT dp_pg.ledger_status() = 'ready'}) or die 'ledger not ready';
+is($node->safe_psql('postgres', q{SELECT count(*) FROM dp_pg.ledger_entries WHERE kind = 'charge'}), '0',
+	'the refused dp_pg.synthesize left no charge in the ledger');
 
 # The setting survives a restart when written to the configuration.
 $node->append_conf('postgresql.conf', "dp_pg.default_mechanism = 'laplace(epsilon=0.5)'");

@@ -120,6 +120,24 @@ is($s1->safe_psql('postgres', q{SELECT count(*) FROM dp_pg.ledger WHERE kind = '
 	isnt($ret, 0, 'standby1: a raw read is refused');
 	unlike($out, qr/\d/, 'standby1: no row');
 }
+# dp_pg.synthesize on a standby: refused (25006) before anything is charged or created, for
+# an analyst and for a superuser
+{
+	$primary->safe_psql('postgres', q{SELECT dp_pg.set_public_keys('t', 'k', ARRAY['0', '1', '2', '3'])});
+	$primary->wait_for_catchup($s1);
+	my $before = charges($primary);
+	for my $user ('ana', $s1->safe_psql('postgres', 'SELECT current_user'))
+	{
+		my ($ret, $out, $err) = q_as($s1, $user,
+			q{SELECT dp_pg.synthesize('t', 'twin', 'laplace(epsilon=0.5)', columns => ARRAY['k'])});
+		isnt($ret, 0, "standby1: dp_pg.synthesize as $user is refused");
+		like($err, qr/25006: dp_pg.synthesize cannot run on a hot standby/, "standby1: $user gets 25006 with its cause");
+		is($out, '', "standby1: $user gets no row count");
+	}
+	is(charges($primary), $before, 'standby1: the refused twins charged nothing on the primary');
+	is($primary->safe_psql('postgres', q{SELECT to_regclass('twin') IS NULL}), 't', 'standby1: no twin on the primary');
+	is($s1->safe_psql('postgres', q{SELECT to_regclass('twin') IS NULL}), 't', 'standby1: no twin on the standby');
+}
 is($s1->safe_psql('postgres', q{SELECT count(*) FROM pub}, extra_params => [ '-U', 'ana' ]), 10,
 	'plain queries on public tables run on a standby');
 # the answer cache on a standby (src/cache.c): served again uncharged from the standby's own

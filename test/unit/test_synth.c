@@ -54,9 +54,57 @@ test_costs(void)
 	tap_ok(p.total.epsilon <= 1.0 && p.total.epsilon > 0.99 && p.total.delta == 1e-6,
 		   "gaussian(epsilon=1, delta=1e-6): charged (%.6g, %g)", p.total.epsilon, p.total.delta);
 	plan_of(&p, "osgt(epsilon=1, delta=1e-6)", 6, K, 3);
-	tap_ok(p.total.epsilon <= 1.0 && p.total.delta <= 1e-6 && p.one_cells[0] == 2 && p.two_cells == 3,
-		   "osgt with 3 rows per unit: split over the cells a unit moves, charged (%.6g, %g)",
+	tap_ok(p.mode == SYNTH_ZCDP && p.total.epsilon <= 1.0 && p.total.delta <= 1e-6 && p.total.epsilon > 0.9,
+		   "osgt(epsilon=1, delta=1e-6), 3 rows per unit: composed by zCDP, charged (%.6g, %g)",
 		   p.total.epsilon, p.total.delta);
+	{
+		/* every part of the charge within the mechanism's own cost, for every form and shape */
+		static const char *const mechs[] = {"laplace(epsilon=1)", "laplace(epsilon=0.01)", "laplace(epsilon=30)",
+			"gaussian(rho=0.5)", "gaussian(rho=0.0001)", "gaussian(epsilon=1, delta=1e-6)",
+		"gaussian(epsilon=5, delta=1e-9)", "osgt(epsilon=1, delta=1e-6)", "osgt(epsilon=0.1, delta=1e-10)"};
+		int			shapes[3][6] = {{2, 3, 10, 4, 2, 7}, {2, 2, 0}, {100, 50, 3, 0}};
+		int			dims[3] = {6, 2, 3};
+		int64_t		units[3] = {1, 2, 50};
+		bool		within = true;
+
+		for (size_t k = 0; k < sizeof(mechs) / sizeof(mechs[0]); k++)
+			for (int s = 0; s < 3; s++)
+				for (int u = 0; u < 3; u++)
+				{
+					plan_of(&p, mechs[k], dims[s], shapes[s], units[u]);
+					within &= p.total.epsilon <= p.cost.epsilon && p.total.delta <= p.cost.delta &&
+						p.total.rho <= p.cost.rho;
+					for (int i = 0; i < DP_RDP_NALPHAS; i++)
+						within &= p.total.rdp[i] <= p.cost.rdp[i];
+					if (!within)
+					{
+						tap_diag("%s, shape %d, %lld rows per unit: charge above the mechanism's cost", mechs[k], s,
+								 (long long) units[u]);
+						break;
+					}
+				}
+		tap_ok(within, "9 mechanisms x 3 shapes x 3 unit bounds: every part of the charge within the mechanism's own cost");
+	}
+	{
+		/*
+		 * the pure twin charges its 2-way releases as one at their whole
+		 * epsilon, whatever the split: the discrete Laplace Rényi curve must
+		 * be superadditive in epsilon on the grid
+		 */
+		bool		super = true;
+
+		for (int i = 0; i < DP_RDP_NALPHAS; i++)
+			for (double e1 = 1e-4; e1 < 30; e1 *= 1.7)
+				for (double e2 = 1e-4; e2 < 30; e2 *= 1.7)
+					for (int64_t m = 1; m <= 1000; m *= 10)
+					{
+						double		a = DP_RDP_ALPHAS[i];
+
+						super &= dp_discrete_laplace_rdp(a, m, m / e1) + dp_discrete_laplace_rdp(a, m, m / e2) <=
+							dp_discrete_laplace_rdp(a, m, m / (e1 + e2)) * (1 + 1e-12);
+					}
+		tap_ok(super, "the discrete Laplace Renyi curve is superadditive in epsilon (every alpha, epsilons 1e-4..30, m 1..1000)");
+	}
 	plan_of(&p, "laplace(epsilon=1)", 3, K, 4);
 	tap_ok(p.one[0].l1 == 4 && p.two.l1 == 4, "4 rows per unit: sensitivity 4 per marginal");
 	dp_mechanism_parse("laplace(scale=1)", &bad, err, sizeof(err));
@@ -139,7 +187,7 @@ test_fit_exact(void)
 
 	/* stratified draw: the tree's tables within one row per cell */
 	x = synth_alloc(sizeof(uint32_t) * n * 4);
-	work = synth_alloc(sizeof(uint32_t) * n);
+	work = synth_alloc(sizeof(uint32_t) * 3 * n);
 	synth_sample_block(&model, &rng, n, x, work);
 	synth_counts_init(&tw, 4, K);
 	for (int64_t i = 0; i < n; i++)
