@@ -7,10 +7,10 @@
 # protection, public key list and domain is on the role or table of the same
 # name, and the analysts are charged again.
 #
-# The newest PostgreSQL comes from test/newpg.sh; test/all.sh installs
-# dp_pg's test build into a private copy of it and passes its bin directory
-# in DP_UPGRADE_NEWBIN.  Without it (or on the newest version itself) this
-# file is skipped.
+# The newest PostgreSQL comes from test/newpg.sh; test/all.sh runs this file
+# in its newest leg, on a private copy of it with dp_pg's test build, and
+# passes the PostgreSQL 15 leg's private copy as DP_OLD_PGBIN.  Without a
+# second version this file is skipped.
 use strict;
 use warnings;
 use File::Basename;
@@ -20,16 +20,21 @@ use Test::More;
 use lib 't';
 use DpLifecycle;
 
-my $newbin = $ENV{DP_UPGRADE_NEWBIN} // '';
-plan skip_all => 'no newer PostgreSQL with dp_pg installed (DP_UPGRADE_NEWBIN; test/all.sh prepares one with test/newpg.sh)'
-  unless $newbin ne '' && -x "$newbin/pg_upgrade";
-my ($oldver) = `pg_config --version` =~ /PostgreSQL (\d+)/;
+# The two versions: in test/all.sh's newest leg the server under test is the
+# newer one and DP_OLD_PGBIN the older one (PostgreSQL 15 with dp_pg's test
+# build, from the run's other leg); else DP_UPGRADE_NEWBIN names the newer one.
+my ($under_test) = `pg_config --bindir` =~ /(\S+)/;
+my ($oldbin, $newbin) = ($ENV{DP_OLD_PGBIN} // '') ne ''
+  ? ($ENV{DP_OLD_PGBIN}, $under_test)
+  : ($under_test, $ENV{DP_UPGRADE_NEWBIN} // '');
+plan skip_all => 'no second PostgreSQL with dp_pg installed (DP_OLD_PGBIN or DP_UPGRADE_NEWBIN; test/all.sh passes one in its newest leg)'
+  unless $newbin ne '' && -x "$newbin/pg_upgrade" && -x "$oldbin/pg_config";
+my ($oldver) = `$oldbin/pg_config --version` =~ /PostgreSQL (\d+)/;
 my ($newver) = `$newbin/pg_config --version` =~ /PostgreSQL (\d+)/;
-plan skip_all => "PostgreSQL $newver in DP_UPGRADE_NEWBIN is not newer than $oldver under test"
+plan skip_all => "PostgreSQL $newver is not newer than $oldver"
   unless $newver > $oldver;
-my ($oldbin) = `pg_config --bindir` =~ /(\S+)/;
 
-my $old = dp_node('old');
+my $old = dp_node('old', install_path => dirname($oldbin));
 $old->start;
 life_fixture($old);
 my $before = life_state($old);
