@@ -34,7 +34,8 @@ my ($newver) = `$newbin/pg_config --version` =~ /PostgreSQL (\d+)/;
 plan skip_all => "PostgreSQL $newver is not newer than $oldver"
   unless $newver > $oldver;
 
-my $old = dp_node('old', install_path => dirname($oldbin));
+# (a node of its own version's initdb, not a copy of the newer one's template)
+my $old = dp_node('old', install_path => dirname($oldbin), init => { force_initdb => 1 });
 $old->start;
 life_fixture($old);
 my $before = life_state($old);
