@@ -193,7 +193,7 @@ dp_scratch() {
 	local d
 	d=$(mktemp -d "${TMPDIR:-/tmp}/${1:-dp_pg}.XXXXXX")
 	chmod 755 "$d"
-	[ "$(id -u)" = 0 ] && chown postgres:postgres "$d"
+	[ "$(id -u)" = 0 ] && id -u postgres >/dev/null 2>&1 && chown postgres:postgres "$d"
 	echo "$d"
 }
 
