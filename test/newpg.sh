@@ -71,7 +71,11 @@ echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://
 	>"$CACHE/sources.list"
 APT_OPTS=(-o "Dir::Etc::SourceList=$CACHE/sources.list" -o "Dir::Etc::SourceParts=$CACHE/none"
 	-o "Dir::State::Lists=$CACHE/lists" -o "Dir::Cache::Archives=$CACHE/archives"
-	-o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache=" -o "APT::Sandbox::User=root")
+	-o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache=" -o "APT::Sandbox::User=root"
+	-o "Acquire::Check-Valid-Until=false")
+# (Check-Valid-Until: a mirror may serve unstable's index after the date its
+# Release file names, seen here three weeks after it; the signature is still
+# checked, and only a source tarball for a throw-away test server comes from it)
 
 # The newest postgresql-NN source package of the private list: sets pkg, ver
 # and upstream (apt keeps the list compressed; apt-helper reads any format).
