@@ -14,9 +14,14 @@
 #           UndefinedBehaviorSanitizer (cached between runs): every suite of
 #           this leg also runs under the sanitizers, and the leg passes only
 #           if no sanitizer wrote a report and the sanitizers' positive
-#           controls did; the plain-C suites run here compiled with them, and
-#           the statistical sampling of t/050_unit_privacy.pl, the same C on
-#           every version, only on pg15 (DP_TAP_STATISTICS=0 here)
+#           controls did; the plain-C unit tests run here compiled with
+#           them.  Statistical sampling runs only on pg15: the statistical
+#           tests (test/stat) and that of t/050_unit_privacy.pl
+#           (DP_TAP_STATISTICS=0 here).  Their power is a property of the same
+#           C on every build, and the code they draw through runs under the
+#           sanitizers here in the unit tests (every sampler, smaller sizes)
+#           and in every server suite (each dp aggregate draws through it);
+#           under the sanitizers they would cost twice their pg15 time
 #
 # The suites are the table below ("suite" lines).  Every suite runs in a job
 # of its own (this script again, with --job) with its own scratch directory,
@@ -89,7 +94,7 @@ packages() { S_PKGS[$1]="${*:2}"; }
 
 suite layout  pg15        -      "src/core includes no PostgreSQL header (it is plain C)" suite_layout
 suite unit    pg15,newest -      "plain-C unit tests of src/core against test/reference (test/unit)" suite_c unit
-suite stat    pg15,newest -      "statistical tests of the samplers, with positive controls (test/stat)" suite_c stat
+suite stat    pg15        -      "statistical tests of the samplers, with positive controls (test/stat)" suite_c stat
 suite regress pg15,newest server "pg_regress (sql/, expected/), then the isolation specs (test/isolation), on one cluster" suite_regress
 suite tap     pg15,newest server "TAP files (test/t) side by side: restarts, crashes, standbys, unit privacy, the attack corpus, a database's life (dump/restore, pg_upgrade from the pg15 leg's server in the newest leg, extension updates, point-in-time recovery)" suite_tap
 suite fuzz    pg15,newest server "sqlsmith as a hostile analyst (test/fuzz), then its positive control" suite_fuzz
