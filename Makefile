@@ -12,6 +12,7 @@ OBJS = \
 	src/core/random.o \
 	src/core/sample.o \
 	src/core/quantile.o \
+	src/core/moments.o \
 	src/common/agg_common.o \
 	src/release/catalogue.o \
 	src/release/cost.o \
@@ -28,10 +29,14 @@ OBJS = \
 	src/aggregates/agg_units.o \
 	src/common/canonical.o \
 	src/aggregates/postprocess.o \
+	src/aggregates/moments.o \
 	src/core/accountant.o \
 	src/ledger/ledger.o \
 	src/ledger/standby.o \
 	src/ledger/budget.o \
+	src/ledger/timeline.o \
+	src/ledger/retention.o \
+	src/common/names.o \
 	src/guard/guard.o \
 	src/common/protected.o \
 	src/guard/session.o \
@@ -45,6 +50,11 @@ OBJS = \
 	src/guard/unitjoin.o \
 	src/guard/translate.o \
 	src/guard/keys.o \
+	src/guard/bounds.o \
+	src/guard/regex.o \
+	src/guard/views.o \
+	src/guard/narrow.o \
+	src/guard/derived.o \
 	src/guard/canonical.o \
 	src/guard/unitkeys.o \
 	src/guard/ddl.o \
@@ -54,6 +64,7 @@ OBJS = \
 	src/synth/model.o \
 	src/synth/columns.o \
 	src/synth/synthesize.o \
+	src/guard/grants.o \
 	src/hooks.o
 
 DATA = $(wildcard sql/dp_pg--*.sql)
@@ -66,7 +77,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
-REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi cache canonical_keys unit_groups ddl_fence versions synthesize cleanup
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs cache canonical_keys unit_groups ddl_fence versions synthesize cleanup
 REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor
 REGRESS_OPTS = --load-extension=dp_pg
 

@@ -333,7 +333,7 @@ SET dp_pg.answer_cache = on;
 
 -- 9. the DBA's view and clearing
 SELECT roles, nrows > 0 AS has_rows, bytes > 0 AS has_bytes, epsilon > 0 AS charged,
-       released_at <= last_served AS times, database = (SELECT oid FROM pg_database WHERE datname = current_database()) AS here
+       released_at <= last_served AS times, database = current_database() AS here
 FROM dp_pg.answer_cache WHERE query LIKE '%cache_t.t%' AND 'dp_c_an'::regrole = ANY (roles) LIMIT 1;
 SELECT dp_pg.clear_answer_cache('dp_c_other') >= 1 AS cleared_other;
 SELECT count(*) AS other_left FROM dp_pg.answer_cache WHERE 'dp_c_other'::regrole = ANY (roles);
@@ -367,6 +367,30 @@ SELECT * FROM dp_pg.error_bars('SELECT 1');
 SELECT count(*) >= 0 AS ok FROM (SELECT person, dp_count(*) FROM cache_t.t GROUP BY person) q;
 SELECT site, aggregate, mechanism FROM dp_pg.last_releases ORDER BY site;
 RESET SESSION AUTHORIZATION;
+
+-- The data-change trigger's own statements run with superuser rights on
+-- behalf of whoever writes the table: the writer's search_path must not pick
+-- their functions or operators.  The owner of the table plants an operator
+-- =(oid, integer) (an exact match for "relid = <oid>" in the trigger's fold,
+-- which runs about once in 64 writes) that records who called it, and writes
+-- the table in 2000 transactions (no fold at all: probability (63/64)^2000 <
+-- 3e-14).  The control shows the trap is live in the owner's own statement.
+SET ROLE dp_c_owner;
+CREATE TABLE cache_t.seen (who name, su bool);
+CREATE FUNCTION cache_t.trap(a oid, b int) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO cache_t.seen SELECT current_user, rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user;
+	RETURN a OPERATOR(pg_catalog.=) b::oid;
+END $$;
+CREATE OPERATOR cache_t.= (LEFTARG = oid, RIGHTARG = int, FUNCTION = cache_t.trap);
+SET search_path = cache_t, pg_catalog;
+SELECT 1::oid = 1 AS trap_fires;
+DO $$ BEGIN FOR i IN 1..2000 LOOP UPDATE cache_t.t SET amount = amount WHERE id = 1; COMMIT; END LOOP; END $$;
+RESET search_path;
+SELECT count(*) FILTER (WHERE su) AS as_superuser, count(*) FILTER (WHERE NOT su) AS as_writer FROM cache_t.seen;
+RESET ROLE;
+DROP OPERATOR cache_t.= (oid, int);
+DROP FUNCTION cache_t.trap(oid, int);
 
 DROP FUNCTION cache_t.probe();
 DROP FUNCTION cache_t.twice(text);

@@ -87,10 +87,13 @@ COMMENT ON AGGREGATE dp_count("any", dp_mechanism) IS 'noisy count of non-null v
 
 --
 -- Budgets and the ledger.  The ledger worker (dp_pg.ledger_database) is the
--- only writer of these tables; budgets are cluster-wide.
+-- only writer of these tables; budgets are cluster-wide.  Roles are stored as
+-- regrole (tables as regclass, below): the value is the OID, so nothing
+-- follows a name by accident, but pg_dump writes the name and a restore reads
+-- it back onto the role of that name, whatever its OID in the new cluster.
 --
 CREATE TABLE dp_pg.budget_limits (
-	role oid PRIMARY KEY,
+	role regrole PRIMARY KEY,
 	epsilon_limit float8 CHECK (epsilon_limit > 0 AND epsilon_limit < 'Infinity'),
 	delta_limit float8 CHECK (delta_limit >= 0 AND delta_limit < 1),
 	rho_limit float8 CHECK (rho_limit > 0 AND rho_limit < 'Infinity'),
@@ -102,10 +105,12 @@ CREATE TABLE dp_pg.budget_limits (
 );
 CREATE TABLE dp_pg.ledger_entries (
 	id bigserial PRIMARY KEY,
-	role oid NOT NULL,
+	-- NULL once the role was dropped: detail->'dropped_role' keeps its name
+	role regrole,
 	kind text NOT NULL CHECK (kind IN ('charge', 'limit', 'cap', 'remove', 'reset')),
 	charged_at timestamptz NOT NULL DEFAULT now(),
-	requested_by oid NOT NULL,
+	-- NULL once the role was dropped: detail->'dropped_requested_by' keeps its name
+	requested_by regrole,
 	query text,
 	epsilon float8 CHECK (epsilon >= 0 AND epsilon < 'Infinity'),
 	delta float8 CHECK (delta >= 0 AND delta < 1),
@@ -126,9 +131,9 @@ SELECT pg_catalog.pg_extension_config_dump('dp_pg.ledger_entries_id_seq', '');
 CREATE TABLE dp_pg.guard_refusal_log (
 	id bigserial PRIMARY KEY,
 	refused_at timestamptz NOT NULL,
-	role oid,					-- session user (NULL: a row counting refusals not logged)
-	as_role oid,				-- current user (SET ROLE, SECURITY DEFINER)
-	database oid,
+	role regrole,				-- session user (NULL: a row counting refusals not logged, or a dropped role)
+	as_role regrole,			-- current user (SET ROLE, SECURITY DEFINER)
+	database text,				-- the database's name when the query was refused
 	sqlstate text NOT NULL,
 	rule text NOT NULL,
 	query text
@@ -165,7 +170,7 @@ CREATE FUNCTION dp_pg.ledger_rows(OUT id bigint, OUT role regrole, OUT kind text
 	OUT rdp float8[], OUT detail jsonb)
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_ledger_rows' LANGUAGE C VOLATILE;
 CREATE FUNCTION dp_pg.refusal_rows(OUT id bigint, OUT refused_at timestamptz, OUT role regrole,
-	OUT as_role regrole, OUT database oid, OUT sqlstate text, OUT rule text, OUT query text)
+	OUT as_role regrole, OUT database text, OUT sqlstate text, OUT rule text, OUT query text)
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_refusal_rows' LANGUAGE C VOLATILE;
 REVOKE EXECUTE ON FUNCTION dp_pg.refusal_rows() FROM PUBLIC;
 CREATE FUNCTION dp_pg.charged_roles() RETURNS SETOF regrole
@@ -199,8 +204,8 @@ COMMENT ON VIEW dp_pg.my_budget IS 'the budgets the current user''s queries are 
 CREATE VIEW dp_pg.ledger AS SELECT * FROM dp_pg.ledger_rows();
 COMMENT ON VIEW dp_pg.ledger IS 'one row per charge and budget change, from any database (non-superusers: their own roles only)';
 CREATE VIEW dp_pg.guard_refusals AS
-	SELECT r.id, r.refused_at, r.role, r.as_role, d.datname AS database, r.sqlstate, r.rule, r.query
-	FROM dp_pg.refusal_rows() r LEFT JOIN pg_catalog.pg_database d ON d.oid = r.database;
+	SELECT r.id, r.refused_at, r.role, r.as_role, r.database, r.sqlstate, r.rule, r.query
+	FROM dp_pg.refusal_rows() r;
 COMMENT ON VIEW dp_pg.guard_refusals IS 'refused analyst queries (who, when, which rule), newest dp_pg.refusal_log_size kept; superusers only, from any database';
 REVOKE ALL ON dp_pg.guard_refusals FROM PUBLIC;
 GRANT USAGE ON SCHEMA dp_pg TO PUBLIC;
@@ -535,14 +540,14 @@ COMMENT ON FUNCTION dp_soft_threshold(float8[], dp_mechanism, float8) IS
 -- with its owner's rights.
 --
 CREATE TABLE dp_pg.protected_tables (
-	relid oid PRIMARY KEY,
+	relid regclass PRIMARY KEY,
 	privacy_unit name,
 	max_groups_contributed int NOT NULL CHECK (max_groups_contributed >= 1),
 	max_rows_per_unit int NOT NULL CHECK (max_rows_per_unit >= 1),
 	protected_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE dp_pg.public_keys (
-	relid oid NOT NULL REFERENCES dp_pg.protected_tables ON DELETE CASCADE,
+	relid regclass NOT NULL REFERENCES dp_pg.protected_tables ON DELETE CASCADE,
 	attname name NOT NULL,
 	keys text[] NOT NULL,
 	PRIMARY KEY (relid, attname)
@@ -756,7 +761,7 @@ REVOKE EXECUTE ON FUNCTION dp_pg.protect(regclass, name, int, int), dp_pg.unprot
 -- sum(col) / avg(col) on a protected table is computed with, besides the
 -- column's CHECK constraints (the intersection of both is used).
 CREATE TABLE dp_pg.column_domains (
-	relid oid NOT NULL REFERENCES dp_pg.protected_tables ON DELETE CASCADE,
+	relid regclass NOT NULL REFERENCES dp_pg.protected_tables ON DELETE CASCADE,
 	attname name NOT NULL,
 	lower numeric NOT NULL CHECK (lower > '-Infinity' AND lower < 'Infinity'),
 	upper numeric NOT NULL CHECK (upper > '-Infinity' AND upper < 'Infinity'),
@@ -807,6 +812,8 @@ REVOKE EXECUTE ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) FR
 -- the protection settings); a query's answer is served again only while the
 -- writes its snapshot sees are those its answer was computed on.  Read by
 -- dp_pg itself only: no role may read write counts of protected tables.
+-- relid stays a bare oid: the table is not dumped (a restored table is a new
+-- relation whose kept answers miss anyway), and 0 stands for the settings.
 CREATE TABLE dp_pg.data_changes (
 	relid oid NOT NULL,
 	writes bigint NOT NULL
@@ -831,7 +838,10 @@ CREATE FUNCTION dp_pg.answer_cache_rows(OUT roles regrole[], OUT database oid, O
 CREATE FUNCTION dp_pg.clear_answer_cache(role regrole DEFAULT NULL) RETURNS bigint
 	AS 'MODULE_PATHNAME', 'dp_clear_answer_cache' LANGUAGE C VOLATILE;
 REVOKE EXECUTE ON FUNCTION dp_pg.answer_cache_rows(), dp_pg.clear_answer_cache(regrole) FROM PUBLIC;
-CREATE VIEW dp_pg.answer_cache AS SELECT * FROM dp_pg.answer_cache_rows();
+CREATE VIEW dp_pg.answer_cache AS
+	SELECT a.roles, d.datname AS database, a.released_at, a.last_served, a.nrows, a.bytes, a.epsilon,
+		a.delta, a.query
+	FROM dp_pg.answer_cache_rows() a LEFT JOIN pg_catalog.pg_database d ON d.oid = a.database;
 REVOKE ALL ON dp_pg.answer_cache FROM PUBLIC;
 COMMENT ON VIEW dp_pg.answer_cache IS
 	'the kept answers of every budget set (superuser): served again uncharged to the same budgets until a table they read changes';
@@ -1359,6 +1369,146 @@ CREATE FUNCTION dp_pg.synthesize(source regclass, target text, mechanism dp_mech
 COMMENT ON FUNCTION dp_pg.synthesize(regclass, text, dp_mechanism, name[], int, bigint) IS
 	'make table target, a synthetic twin of a protected table: rows drawn from differentially private 1-way and 2-way marginals, charged once with the cost of mechanism; returns its number of rows';
 
+--
+-- A database's life (docs/dba.md, "Backup, restore and upgrades";
+-- src/names.c, src/retention.c, src/guard/grants.c)
+--
+
+-- Stored roles and tables are regrole / regclass (above).  PostgreSQL has no
+-- = for these types (they compare as oid), so `WHERE role = 'ana'` would read
+-- 'ana' as an oid; these operators take exactly that case, a regrole or
+-- regclass against an untyped literal, and read the literal as a role or
+-- table name.  Typed comparisons keep PostgreSQL's oid operators.
+CREATE FUNCTION dp_pg.regrole_eq_literal(regrole, unknown) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_regrole_eq_literal' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.literal_eq_regrole(unknown, regrole) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_literal_eq_regrole' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.regrole_ne_literal(regrole, unknown) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_regrole_ne_literal' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.literal_ne_regrole(unknown, regrole) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_literal_ne_regrole' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.regclass_eq_literal(regclass, unknown) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_regclass_eq_literal' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.literal_eq_regclass(unknown, regclass) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_literal_eq_regclass' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.regclass_ne_literal(regclass, unknown) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_regclass_ne_literal' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.literal_ne_regclass(unknown, regclass) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_literal_ne_regclass' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE OPERATOR = (LEFTARG = regrole, RIGHTARG = unknown, FUNCTION = dp_pg.regrole_eq_literal,
+	COMMUTATOR = =, NEGATOR = <>);
+CREATE OPERATOR = (LEFTARG = unknown, RIGHTARG = regrole, FUNCTION = dp_pg.literal_eq_regrole,
+	COMMUTATOR = =, NEGATOR = <>);
+CREATE OPERATOR <> (LEFTARG = regrole, RIGHTARG = unknown, FUNCTION = dp_pg.regrole_ne_literal,
+	COMMUTATOR = <>, NEGATOR = =);
+CREATE OPERATOR <> (LEFTARG = unknown, RIGHTARG = regrole, FUNCTION = dp_pg.literal_ne_regrole,
+	COMMUTATOR = <>, NEGATOR = =);
+CREATE OPERATOR = (LEFTARG = regclass, RIGHTARG = unknown, FUNCTION = dp_pg.regclass_eq_literal,
+	COMMUTATOR = =, NEGATOR = <>);
+CREATE OPERATOR = (LEFTARG = unknown, RIGHTARG = regclass, FUNCTION = dp_pg.literal_eq_regclass,
+	COMMUTATOR = =, NEGATOR = <>);
+CREATE OPERATOR <> (LEFTARG = regclass, RIGHTARG = unknown, FUNCTION = dp_pg.regclass_ne_literal,
+	COMMUTATOR = <>, NEGATOR = =);
+CREATE OPERATOR <> (LEFTARG = unknown, RIGHTARG = regclass, FUNCTION = dp_pg.literal_ne_regclass,
+	COMMUTATOR = <>, NEGATOR = =);
+
+-- A write into the ledger tables by anyone but the ledger worker (a restore,
+-- COPY, an import) makes the worker load them again when it commits:
+-- restored budgets are live at once.  ALWAYS: also under
+-- session_replication_role = replica.
+CREATE FUNCTION dp_pg.ledger_changed() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'dp_ledger_changed' LANGUAGE C;
+CREATE TRIGGER dp_pg_ledger_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.budget_limits
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.ledger_changed();
+ALTER TABLE dp_pg.budget_limits ENABLE ALWAYS TRIGGER dp_pg_ledger_changed;
+CREATE TRIGGER dp_pg_ledger_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.ledger_entries
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.ledger_changed();
+ALTER TABLE dp_pg.ledger_entries ENABLE ALWAYS TRIGGER dp_pg_ledger_changed;
+-- who set a budget or ran a query, for the rows of a role dropped since
+CREATE INDEX ON dp_pg.ledger_entries (requested_by);
+
+-- Point-in-time recovery.  A recovery that stops at a target starts a new
+-- timeline and may leave charges (and answers already released) out of the
+-- ledger; the ledger worker then refuses every charge until a superuser
+-- accepts the timeline here, after importing the entries exported before the
+-- restore.  Not dumped: a restored database starts from its server's timeline.
+CREATE TABLE dp_pg.ledger_timelines (
+	timeline int PRIMARY KEY CHECK (timeline > 0),
+	accepted_at timestamptz NOT NULL DEFAULT now(),
+	accepted_by regrole,
+	recovery_target text		-- where the recovery that began it stopped (NULL: none)
+);
+REVOKE ALL ON dp_pg.ledger_timelines FROM PUBLIC;
+CREATE TRIGGER dp_pg_ledger_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.ledger_timelines
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.ledger_changed();
+ALTER TABLE dp_pg.ledger_timelines ENABLE ALWAYS TRIGGER dp_pg_ledger_changed;
+CREATE FUNCTION dp_pg.timeline(OUT timeline int, OUT recovery_target text)
+	AS 'MODULE_PATHNAME', 'dp_timeline' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.timeline() IS
+	'the server''s timeline, and where the point-in-time recovery that began it stopped (NULL: none)';
+-- a new ledger has lost nothing, whatever its timeline
+INSERT INTO dp_pg.ledger_timelines (timeline, accepted_by, recovery_target)
+	SELECT t.timeline, session_user::text::regrole, t.recovery_target FROM dp_pg.timeline() t;
+
+CREATE FUNCTION dp_pg.accept_restored_ledger() RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	IF current_database() <> current_setting('dp_pg.ledger_database') THEN
+		RAISE EXCEPTION 'the ledger lives in database "%"', current_setting('dp_pg.ledger_database')
+			USING ERRCODE = '55000';
+	END IF;
+	INSERT INTO dp_pg.ledger_timelines (timeline, accepted_by, recovery_target)
+	SELECT t.timeline, session_user::text::regrole, t.recovery_target FROM dp_pg.timeline() t
+	ON CONFLICT (timeline) DO NOTHING;
+END $$;
+COMMENT ON FUNCTION dp_pg.accept_restored_ledger() IS
+	'after a point-in-time recovery (and dp_pg.import_ledger of what was exported before it): record charges again';
+
+CREATE FUNCTION dp_pg.import_ledger(entries regclass) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	last_id bigint;
+	last_at timestamptz;
+	n bigint;
+	r record;
+BEGIN
+	IF current_database() <> current_setting('dp_pg.ledger_database') THEN
+		RAISE EXCEPTION 'the ledger lives in database "%"', current_setting('dp_pg.ledger_database')
+			USING ERRCODE = '55000';
+	END IF;
+	LOCK TABLE dp_pg.ledger_entries IN EXCLUSIVE MODE;
+	SELECT e.id, e.charged_at INTO last_id, last_at FROM dp_pg.ledger_entries e ORDER BY e.id DESC LIMIT 1;
+	-- the entries must continue this ledger: its last row is among them, unchanged
+	IF last_id IS NOT NULL THEN
+		EXECUTE format('SELECT count(*) FROM %s WHERE id = $1 AND charged_at = $2', entries)
+			INTO n USING last_id, last_at;
+		IF n = 0 THEN
+			RAISE EXCEPTION 'the entries in % do not continue this ledger', entries
+				USING ERRCODE = '22023',
+				DETAIL = format('Its last row (id %s, charged at %s) is not among them.', last_id, last_at);
+		END IF;
+	END IF;
+	EXECUTE format('INSERT INTO dp_pg.ledger_entries (id, role, kind, charged_at, requested_by, query, epsilon, '
+		'delta, rho, rdp, detail) SELECT id, role, kind, charged_at, requested_by, query, epsilon, delta, rho, '
+		'rdp, detail FROM %s WHERE id > $1 ORDER BY id', entries) USING coalesce(last_id, 0);
+	GET DIAGNOSTICS n = ROW_COUNT;
+	PERFORM setval('dp_pg.ledger_entries_id_seq',
+		greatest((SELECT max(id) FROM dp_pg.ledger_entries), (SELECT last_value FROM dp_pg.ledger_entries_id_seq)));
+	-- budget changes are rows here but live in dp_pg.budget_limits: say which to make again
+	FOR r IN EXECUTE format('SELECT role, kind, charged_at, detail FROM %s WHERE id > $1 AND kind IN (''limit'', ''cap'', ''remove'') ORDER BY id', entries)
+		USING coalesce(last_id, 0) LOOP
+		RAISE WARNING 'imported a budget change (%) of role % made at %: dp_pg.budget_limits does not hold it', r.kind, r.role, r.charged_at
+			USING DETAIL = r.detail::text, HINT = 'Make it again (dp_pg.set_budget, set_query_cap or drop_budget) once the ledger is accepted.';
+	END LOOP;
+	RETURN n;
+END $$;
+COMMENT ON FUNCTION dp_pg.import_ledger(regclass) IS
+	'add the ledger entries of a table (with the columns of dp_pg.ledger) that continue this ledger: what a point-in-time recovery cut off';
+REVOKE EXECUTE ON FUNCTION dp_pg.accept_restored_ledger(), dp_pg.import_ledger(regclass), dp_pg.timeline() FROM PUBLIC;
+
 -- Monitoring without a superuser (docs/dba.md, "Monitoring"): members of
 -- pg_read_all_stats, and so of pg_monitor (what a monitoring agent such as
 -- Prometheus' postgres_exporter logs in as), read every role's rows of
@@ -1372,3 +1522,43 @@ GRANT SELECT ON dp_pg.answer_cache TO pg_read_all_stats;
 COMMENT ON VIEW dp_pg.guard_refusals IS 'refused analyst queries (who, when, which rule), newest dp_pg.refusal_log_size kept; superusers and monitoring roles (pg_read_all_stats, pg_monitor) without a budget, from any database';
 COMMENT ON VIEW dp_pg.answer_cache IS
 	'the kept answers of every budget set (superusers and monitoring roles without a budget): served again uncharged to the same budgets until a table they read changes';
+
+-- Row expressions with derived bounds (src/guard/bounds.c): a column in
+-- arithmetic on a protected table is read through its value domain, totally
+-- (NaN is NULL, values outside and infinities are clamped, a float or numeric
+-- nearer to zero than 2^-60 of the larger bound is 0, a numeric gets a
+-- bounded scale).  The guard writes these calls itself.
+CREATE FUNCTION dp_pg.domain_read(int2, int2, int2) RETURNS int2
+	AS 'MODULE_PATHNAME', 'dp_domain_read_int2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(int4, int4, int4) RETURNS int4
+	AS 'MODULE_PATHNAME', 'dp_domain_read_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(int8, int8, int8) RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_domain_read_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(real, real, real) RETURNS real
+	AS 'MODULE_PATHNAME', 'dp_domain_read_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(float8, float8, float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_domain_read_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(numeric, numeric, numeric) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_domain_read_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- the same in canonical form (trailing zeros trimmed), for GROUP BY keys
+CREATE FUNCTION dp_pg.domain_key_read(numeric, numeric, numeric) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_domain_key_read_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(date, date, date) RETURNS date
+	AS 'MODULE_PATHNAME', 'dp_domain_read_date' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(timestamp, timestamp, timestamp) RETURNS timestamp
+	AS 'MODULE_PATHNAME', 'dp_domain_read_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.domain_read(timestamptz, timestamptz, timestamptz) RETURNS timestamptz
+	AS 'MODULE_PATHNAME', 'dp_domain_read_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- BI aggregates answered from other releases (src/moments.c,
+-- src/guard/derived.c): STDDEV / VARIANCE from three noisy moments,
+-- count(DISTINCT <column with public keys>) from a histogram over the keys.
+-- Post-processing of released values: they read no data, charge nothing.
+CREATE FUNCTION dp_pg.variance_from_moments(n int8, s1 float8, s2 float8, h float8, sample boolean, root boolean)
+	RETURNS float8 AS 'MODULE_PATHNAME', 'dp_variance_from_moments' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.variance_from_moments(int8, float8, float8, float8, boolean, boolean) IS
+	'the variance (its square root with root) estimated from a noisy count and noisy sums of x - c and (x - c)^2 of values within c +- h';
+CREATE FUNCTION dp_pg.present_keys(h jsonb, mech dp_mechanism, rows int8, groups int4)
+	RETURNS int8 AS 'MODULE_PATHNAME', 'dp_present_keys' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.present_keys(jsonb, dp_mechanism, int8, int4) IS
+	'the bins of a released histogram whose noisy count exceeds its noise''s 1 - 0.05/bins quantile';

@@ -13,10 +13,11 @@
 --    dp_pg.error_bars say before it runs;
 -- 3. the answer cache keys and serves such statements (a repeat is served
 --    uncharged; another constant in one release misses);
--- 4. refusals, each uncharged: a series that is not a GROUP BY key or not
---    constant, too many grouping sets, a released subquery used beyond its
---    join columns, joined on a column that is not its output's or LATERAL, a
---    window over protected rows, a dp aggregate as a window function.
+-- 4. refusals, each uncharged: a series that is not a GROUP BY key, not
+--    constant or empty, too many grouping sets, a released subquery used
+--    beyond its join columns, joined on a column that is not its output's or
+--    LATERAL, or reading protected rows beside its DP level, a window over
+--    protected rows, a dp aggregate as a window function.
 -- No noisy value is printed: the noiseless checks cannot fail by chance.
 --
 CREATE ROLE rel_owner;
@@ -128,6 +129,10 @@ SELECT rel.same($q$
 	FROM __stage0
 	WHERE group_set = 1
 	GROUP BY 1$q$) AS malloy_percent_of_total;
+-- a series at the ends of bigint (its values counted exactly, as generate_series makes them)
+SELECT rel.same($q$SELECT g, count(*) FROM rel.orders
+	CROSS JOIN generate_series(-9223372036854775808, 9223372036854775807, 9223372036854775807) g GROUP BY g$q$) AS series_bigint_ends;
+SELECT rel.same($q$SELECT g, count(*) FROM rel.orders CROSS JOIN generate_series(10, 0, -3) g GROUP BY g$q$) AS series_descending;
 -- Superset: the series limit (top 2 regions by sum, then per day)
 SELECT rel.same($q$
 	SELECT day AS __timestamp, region AS region, sum(amount)::int AS "SUM(amount)"
@@ -202,6 +207,9 @@ SELECT q AS statement, rel.try(q) AS result FROM (VALUES
 	($q$SELECT g, count(*) FROM rel.orders JOIN generate_series(1, 3) g ON g < 2 GROUP BY g$q$),
 	($q$SELECT g, count(*) FROM rel.orders CROSS JOIN generate_series(1, (SELECT 3)) g GROUP BY g$q$),
 	($q$SELECT g, count(*) FROM rel.orders CROSS JOIN generate_series(1, 100) g GROUP BY g$q$),
+	-- an empty series (its step runs away from its end; one that overflowed bigint arithmetic)
+	($q$SELECT g, count(*) FROM rel.orders CROSS JOIN generate_series(0, 1, -2) g GROUP BY g$q$),
+	($q$SELECT g, count(*) FROM rel.orders CROSS JOIN generate_series(-9223372036854775808, 0, -1) g GROUP BY g$q$),
 	-- a series and grouping sets together
 	($q$SELECT g, region, count(*) FROM rel.orders CROSS JOIN generate_series(0, 1) g GROUP BY g, ROLLUP(region)$q$),
 	-- more than 64 grouping sets (CUBE of 7 keys)
@@ -217,6 +225,13 @@ SELECT q AS statement, rel.try(q) AS result FROM (VALUES
 		ON region < r GROUP BY region$q$),
 	($q$SELECT region, count(*) FROM rel.orders, LATERAL (SELECT count(*) AS n FROM rel.orders o2 WHERE o2.region = orders.region) t
 		GROUP BY region$q$),
+	-- a released subquery reading protected rows beside its DP level: in its select list, HAVING, or a wrapper
+	($q$SELECT region, count(*) FROM rel.orders JOIN (SELECT (SELECT max(region) FROM rel.orders) AS r, count(*) AS n
+		FROM rel.orders) t ON region = r GROUP BY region$q$),
+	($q$SELECT region, count(*) FROM rel.orders JOIN (SELECT region AS r, count(*) FROM rel.orders GROUP BY region
+		HAVING region IN (SELECT region FROM rel.orders WHERE amount > 99)) t ON region = r GROUP BY region$q$),
+	($q$SELECT region, count(*) FROM rel.orders JOIN (SELECT b.region AS r FROM (SELECT region, count(*) FROM rel.orders
+		GROUP BY region) a, (SELECT region FROM rel.orders WHERE amount > 99) b LIMIT ALL) t ON region = r GROUP BY region$q$),
 	-- keys taken from protected rows without a release
 	($q$SELECT region, count(*) FROM rel.orders JOIN (SELECT region AS r FROM rel.orders WHERE amount > 99) t
 		ON region = r GROUP BY region$q$),

@@ -26,6 +26,7 @@
 #include "hooks.h"
 #include "ledger.h"
 #include "standby.h"
+#include "retention.h"
 
 PG_MODULE_MAGIC;
 
@@ -46,6 +47,7 @@ _PG_init(void)
 		DpCatalogueInit();
 		DpLedgerInit();
 		DpStandbyInit();
+		DpRetentionInit();
 		DpGuardInit();
 		DpHooksInit();
 	}

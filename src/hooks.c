@@ -19,13 +19,18 @@
  *   ExecutorRun_hook        guard/reads.c: dp queries being executed;
  *                           cache.c: answers served from the cache, or
  *                           kept after the run
+ *   ExecutorCheckPerms_hook guard/grants.c: no read through dp_pg's grant
+ *                           to dp_pg_analyst outside the guard's dp read
  *   ProcessUtility_hook     guard/guard.c: the message floor, objects
  *                           analysts may not create, COPY of masked
  *                           catalogs, statements that would read a
  *                           protected table or act on what one depends on
- *                           (guard/ddl.c); budget.c: DROP ROLE of a role
- *                           with a budget; cache.c: subscriptions'
- *                           changes, DISCARD ALL
+ *                           (guard/ddl.c); guard/grants.c: grants to
+ *                           dp_pg_analyst; budget.c: DROP ROLE of a role
+ *                           with a budget; retention.c: drops of the
+ *                           ledger, what the ledger worker must learn at
+ *                           commit; cache.c: subscriptions' changes,
+ *                           DISCARD ALL
  *   (client_min_messages'   guard/session.c: the message floor on the
  *    check hook)            setting itself (installed there, not a hook
  *                           variable)
@@ -63,12 +68,14 @@
 #include "guard/guard.h"
 #include "hooks.h"
 #include "ledger.h"
+#include "retention.h"
 
 static shmem_request_hook_type prev_shmem_request = NULL;
 static shmem_startup_hook_type prev_shmem_startup = NULL;
 static planner_hook_type prev_planner = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 static object_access_hook_type prev_object_access = NULL;
 static needs_fmgr_hook_type prev_needs_fmgr = NULL;
@@ -154,6 +161,25 @@ DpExecutorRunHook(DP_EXECUTOR_RUN_PARAMS)
 	PG_END_TRY();
 }
 
+/* ExecutorCheckPerms_hook (16 added the permission infos) */
+#if PG_VERSION_NUM >= 160000
+static bool
+DpExecutorCheckPermsHook(List *rangeTable, List *rtePermInfos, bool ereport_on_violation)
+{
+	if (prev_ExecutorCheckPerms && !prev_ExecutorCheckPerms(rangeTable, rtePermInfos, ereport_on_violation))
+		return false;
+	return DpGrantsCheckPermissions(rangeTable, rtePermInfos, ereport_on_violation);
+}
+#else
+static bool
+DpExecutorCheckPermsHook(List *rangeTable, bool ereport_on_violation)
+{
+	if (prev_ExecutorCheckPerms && !prev_ExecutorCheckPerms(rangeTable, ereport_on_violation))
+		return false;
+	return DpGrantsCheckPermissions(rangeTable, NIL, ereport_on_violation);
+}
+#endif
+
 /* ProcessUtility_hook */
 static void
 DpProcessUtilityHook(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
@@ -161,7 +187,9 @@ DpProcessUtilityHook(PlannedStmt *pstmt, const char *queryString, bool readOnlyT
 					 QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	DpGuardUtility(pstmt);
+	DpGrantsCheckUtility(pstmt->utilityStmt);
 	DpBudgetCheckUtility(pstmt->utilityStmt);
+	DpRetentionCheckUtility(pstmt);
 	DpCacheUtility(pstmt->utilityStmt);
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
@@ -264,6 +292,8 @@ DpHooksInit(void)
 	ExecutorStart_hook = DpExecutorStartHook;
 	prev_ExecutorRun = ExecutorRun_hook;
 	ExecutorRun_hook = DpExecutorRunHook;
+	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
+	ExecutorCheckPerms_hook = DpExecutorCheckPermsHook;
 	prev_ProcessUtility = ProcessUtility_hook;
 	ProcessUtility_hook = DpProcessUtilityHook;
 	prev_object_access = object_access_hook;

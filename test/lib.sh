@@ -19,25 +19,39 @@ dp_as_pg() {
 	fi
 }
 
-# Install the Debian packages dp_pg builds and tests with (only missing ones),
-# and the extra packages named as arguments.
+# The Debian packages dp_pg builds and tests with on PostgreSQL $DP_PGVER (the
+# test command installs these, test/newpg.sh's build dependencies and the
+# suites' own packages: test/all.sh DP_SUITE_PACKAGES; README lists them all).
+DP_BASE_PACKAGES="postgresql-$DP_PGVER postgresql-server-dev-$DP_PGVER postgresql-contrib libssl-dev libipc-run-perl make gcc perl rsync"
+
+# Install the base packages and the extra packages named as arguments (only
+# missing ones), in one apt transaction.  Runs of several suites (and of
+# other checkouts on the same machine) may install at once: apt is entered
+# under one lock file, and waits for dpkg's own lock.
 dp_install_deps() {
-	local pkgs="postgresql-$DP_PGVER postgresql-server-dev-$DP_PGVER postgresql-contrib libssl-dev libipc-run-perl make gcc perl $*"
+	local pkgs="$DP_BASE_PACKAGES $*"
 	local missing=""
 	local p
 	for p in $pkgs; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 	done
-	if [ -n "$missing" ]; then
-		if [ "$(id -u)" != 0 ]; then
-			echo "dp_pg: missing packages:$missing (run as root to install them)" >&2
-			return 1
-		fi
-		echo "dp_pg: installing$missing"
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get update -qq
-		apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	[ -n "$missing" ] || return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "dp_pg: missing packages:$missing (run as root to install them)" >&2
+		return 1
 	fi
+	echo "dp_pg: installing$missing"
+	(
+		export DEBIAN_FRONTEND=noninteractive
+		flock 9
+		# another run may have installed them while this one waited
+		missing=$(for p in $missing; do
+			dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+		done)
+		[ -n "$missing" ] || exit 0
+		apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+			apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
+	) 9>/var/lock/dp_pg-apt.lock
 }
 
 # Install Debian packages that the tests run as programs of their own
@@ -63,15 +77,52 @@ dp_build_install() {
 	dp_make_install "$DP_PG_CONFIG" ""
 }
 
-# make clean, build and install with PG_CONFIG $1 and extra compiler flags $2.
+# Build with PG_CONFIG $1 and extra compiler flags $2 and install.  With a
+# build directory $3, the source tree is copied there first (dp_sync_tree) and
+# built there, and the build is skipped when sources, flags and server are
+# those of the build already installed (a key in $3/.dp_pg-build); without
+# one, make clean and build in the source tree.  $4 = noinstall: build only.
 dp_make_install() {
-	local pgc=$1 flags=$2
-	make -C "$DP_ROOT" -s PG_CONFIG="$pgc" COPT="-Werror $flags" clean >/dev/null
-	make -C "$DP_ROOT" -s PG_CONFIG="$pgc" COPT="-Werror $flags" || return 1
-	if [ "$(id -u)" = 0 ]; then
-		make -C "$DP_ROOT" -s PG_CONFIG="$pgc" install
+	local pgc=$1 flags=$2 dir=${3:-$DP_ROOT} install=${4:-install} key=""
+	local mk=(make -C "$dir" -s -j"$(nproc)" PG_CONFIG="$pgc" COPT="-Werror $flags")
+	if [ -n "${3:-}" ]; then
+		dp_sync_tree "$dir" || return 1
+		key="$(cd "$dir" && find Makefile ./*.control src sql -type f ! -name '*.o' ! -name '*.so' ! -name '*.bc' |
+			LC_ALL=C sort | xargs cksum | cksum) $flags $("$pgc" --version) $(cksum <"$("$pgc" --bindir)/postgres")"
+		if [ "$(cat "$dir/.dp_pg-build" 2>/dev/null)" = "$key" ] &&
+			{ [ "$install" = noinstall ] || [ -f "$("$pgc" --pkglibdir)/dp_pg.so" ]; }; then
+			echo "dp_pg: sources, flags and server unchanged since the last build in $dir: not rebuilt"
+			return 0
+		fi
+		rm -f "$dir/.dp_pg-build"
+	fi
+	"${mk[@]}" clean >/dev/null
+	"${mk[@]}" || return 1
+	if [ "$install" = noinstall ]; then
+		:
+	elif [ "$(id -u)" = 0 ]; then
+		"${mk[@]}" install || return 1
 	else
-		sudo make -C "$DP_ROOT" -s PG_CONFIG="$pgc" install
+		sudo "${mk[@]}" install || return 1
+	fi
+	[ -z "$key" ] || echo "$key" >"$dir/.dp_pg-build"
+}
+
+# Copy the source tree (no .git, no build products) to $1, keeping the build
+# products already there: rsync updates only what changed and deletes what
+# the tree no longer has, so make there rebuilds only what changed.
+dp_sync_tree() {
+	local dest=$1
+	mkdir -p "$dest" || return 1
+	if command -v rsync >/dev/null; then
+		rsync -a --delete --exclude=/.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+			--exclude=/test/unit/bin --exclude=/test/stat/bin --exclude=/test/bench/bin \
+			--exclude='/.dp_pg-*' --exclude=node_modules --exclude=tmp_check --exclude=results \
+			--exclude=/log --exclude=/.deps "$DP_ROOT/" "$dest/"
+	else
+		# no rsync: a fresh copy every time (everything is rebuilt)
+		find "$dest" -mindepth 1 -delete &&
+			tar -C "$DP_ROOT" --exclude=./.git -cf - . | tar -C "$dest" -xf -
 	fi
 }
 
@@ -82,13 +133,16 @@ dp_make_install() {
 # share files; headers by symlink) under DP_TEST_PGROOT, default
 # /var/tmp/dp_pg-test-pg<version>, refreshed when the system's server changes.
 # PostgreSQL finds its libraries relative to its own binary, so the copy is a
-# complete server of its own.  Points DP_PGBIN, DP_PG_CONFIG and PATH at it.
+# complete server of its own.  dp_pg is built in a copy of the source tree,
+# $DP_TEST_PGROOT/build, and not rebuilt while sources, flags and server stay
+# the same (dp_make_install).  Points DP_PGBIN, DP_PG_CONFIG and PATH at it.
 dp_test_install() {
 	local root=${DP_TEST_PGROOT:-/var/tmp/dp_pg-test-pg$DP_PGVER}
 	local bindir sharedir incdir top stamp
 	case "$DP_PGBIN" in
 	"$root"/*)	# already pointing at the copy (a suite run by test/all.sh)
-		dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES${DP_SANITIZE:+ $DP_SANITIZE_FLAGS}" && dp_install_fixtures
+		dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES${DP_SANITIZE:+ $DP_SANITIZE_FLAGS}" "$root/build" &&
+			dp_install_fixtures
 		return ;;
 	esac
 	bindir=$("$DP_PG_CONFIG" --bindir) || return 1
@@ -116,7 +170,8 @@ dp_test_install() {
 	export DP_PGBIN=$root$bindir
 	DP_PG_CONFIG=$DP_PGBIN/pg_config
 	export PATH="$DP_PGBIN:$PATH"
-	dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES${DP_SANITIZE:+ $DP_SANITIZE_FLAGS}" && dp_install_fixtures
+	dp_make_install "$DP_PG_CONFIG" "-DDP_PG_TEST_SWITCHES${DP_SANITIZE:+ $DP_SANITIZE_FLAGS}" "$root/build" &&
+		dp_install_fixtures
 }
 
 # With DP_SANITIZE=1 (test/sanitize.sh) the test build is compiled with
@@ -138,7 +193,7 @@ dp_scratch() {
 	local d
 	d=$(mktemp -d "${TMPDIR:-/tmp}/${1:-dp_pg}.XXXXXX")
 	chmod 755 "$d"
-	[ "$(id -u)" = 0 ] && chown postgres:postgres "$d"
+	[ "$(id -u)" = 0 ] && id -u postgres >/dev/null 2>&1 && chown postgres:postgres "$d"
 	echo "$d"
 }
 
@@ -185,9 +240,16 @@ dp_ledger_db() {
 	return 1
 }
 
-# Stop the cluster in $1 (ignore errors: it may already be down).
+# Stop the cluster in $1 (ignore errors: it may already be down).  On a
+# server built with the sanitizers (test/all.sh sets DP_SANITIZER_REPORTS), a
+# report UndefinedBehaviorSanitizer wrote into the server's log (its reports
+# go to stderr even with a log_path) is copied into that directory.
 dp_cluster_stop() {
 	dp_as_pg "$DP_PGBIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+	if [ -n "${DP_SANITIZER_REPORTS:-}" ] && grep -q 'runtime error:' "$1/server.log" 2>/dev/null; then
+		grep -B2 -A30 'runtime error:' "$1/server.log" >"$DP_SANITIZER_REPORTS/ubsan-server.$(basename "$(dirname "$1")").$$"
+	fi
+	return 0
 }
 
 # Latency percentiles of one pgbench session against the cluster in $SCRATCH

@@ -619,8 +619,8 @@ DpGroupPublicKeys(Query *q, Oid relid, int keyrti, ArrayType **arrs)
 
 		if (!IsA(key, Var))
 		{
-			/* a generalising expression whose values are public (keys.c) */
-			arrs[k] = DpGeneralisedPublicKeys((Node *) key, relid, keyrti);
+			/* an expression key whose values are public (keys.c, bounds.c) */
+			arrs[k] = DpExpressionPublicKeys((Node *) key, relid, keyrti);
 			if (arrs[k] == NULL)
 				return false;
 			k++;
@@ -647,21 +647,26 @@ DpGroupRelease(Query *d, Oid relid)
 	if (list_length(d->rtable) == 1 && DpGroupPublicKeys(d, relid, 1, arrs))
 	{
 		AttrNumber	atts[INDEX_MAX_KEYS];
+		Node	   *keys[INDEX_MAX_KEYS];
 		int			k = 0;
 		bool		all_columns = true;
 		ListCell   *lc;
+		List	   *narrow;
 
 		foreach(lc, d->groupClause)
 		{
 			Node	   *key = (Node *) get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), d->targetList);
 
 			all_columns &= IsA(key, Var);
+			keys[k] = key;
 			atts[k++] = IsA(key, Var) ? ((Var *) key)->varattno : 0;
 		}
-		/* key-only predicates restrict the listed keys of columns (generalised keys keep every value) */
+		/* key-only predicates restrict the listed keys of columns, and of generalised keys (narrow.c) */
+		narrow = DpNarrowingOf(d->jointree->quals, 1, relid, keys, k);
 		DpRewritePublicGroupsCore(d, arrs,
 								  DpIsNotNull((Expr *) makeVar(1, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0)),
 								  all_columns ? DpKeyOnlyQuals(d->jointree->quals, 1, atts, k) : NIL);
+		DpNarrowKeyList(d, narrow, 1);
 	}
 	else
 		DpAddPartitionKeep(d, 0);

@@ -506,15 +506,39 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	DpCanonicalReleasedKeys(d);
 }
 
+/*
+ * Guard q, which reads protected tables (its top level, or a released
+ * subquery of it: multi.c): every one of its protected reads, at any depth,
+ * must be a DP level that the guard validates — the released subqueries
+ * beside the table, then one protected table, or two joined on their unit.
+ * Any other read (a second FROM item or a subquery of the dp query or of its
+ * wrappers) is refused before anything is checked further.
+ */
+void
+DpGuardCountedQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
+{
+	int			reads = DpReadsProtected(q);
+
+	/* dp subqueries whose released rows filter the table are releases of their own (multi.c) */
+	if (reads > 1)
+		reads -= DpMultiReleasedSubqueries(q, prot, check);
+	/* two protected tables joined on their unit are one DP level (unitjoin.c; the shape check decides) */
+	if (reads == 2)
+		reads -= DpUnitJoinReads(q, prot);
+	if (reads > 1)
+		DpGuardRefuseHint("a dp query reads exactly one protected table, once",
+						  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.",
+						  "Ask each protected table in a query of its own.");
+	DpGuardDpQuery(q, prot, check, depth);
+}
+
 /* An analyst's query that reads a protected table: validate, split, rewrite. */
 static void
 DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 {
-	int			reads;
-
+	check->views = DpUnwrapTrustedViews(parse);	/* a DBA's views: judged as what they expand to */
 	DpInlineProtectedCtes(parse);
-	reads = DpReadsProtected(parse);
-	if (reads == 0)
+	if (DpReadsProtected(parse) == 0)
 	{
 		DpGuardBoundTrusted(parse, prot, check);	/* dp_pg.privacy_unit on an analyst's own table */
 		return;
@@ -524,17 +548,7 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 		DpEmptyProbe(parse);
 		return;
 	}
-	/* dp subqueries whose released rows filter the table are releases of their own (multi.c) */
-	if (reads > 1)
-		reads -= DpMultiReleasedSubqueries(parse, prot, check);
-	/* two protected tables joined on their unit are one DP level (unitjoin.c; the shape check decides) */
-	if (reads == 2)
-		reads -= DpUnitJoinReads(parse, prot);
-	if (reads > 1)
-		DpGuardRefuseHint("a dp query reads exactly one protected table, once",
-						  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.",
-						  "Ask each protected table in a query of its own.");
-	DpGuardDpQuery(parse, prot, check, 0);
+	DpGuardCountedQuery(parse, prot, check, 0);
 }
 
 /* Before planning: masking, validation, the release level and its rewrites. */
@@ -574,6 +588,8 @@ void
 DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 {
 	DpReadsAfterPlanning(stmt, check);
+	/* the views unwrapped: a change of one (or of its privileges) plans the query again */
+	stmt->relationOids = list_concat(stmt->relationOids, check->views);
 	if (check->masked)
 		stmt->dependsOnRole = true;	/* the masking depends on the user */
 }

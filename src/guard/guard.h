@@ -38,7 +38,9 @@
  *  4. Bounds, bins and mechanisms are evaluated once, before the charge, and
  *     the plan carries the values (callsite.c).  Every expression evaluated on
  *     protected rows is total: no data-dependent error, notice or side effect;
- *     its constants are computed while planning.  [shape.c]
+ *     its constants are computed while planning; arithmetic reads its columns
+ *     through their value domains and is admitted only when interval
+ *     arithmetic shows no step can fail.  [shape.c, bounds.c, regex.c]
  *  5. Only released values leave the DP level: the DP level is a
  *     MATERIALIZED common table expression whose rows (GROUP BY keys, noisy
  *     aggregates) are sorted by key; HAVING, ORDER BY, LIMIT, DISTINCT, window
@@ -97,6 +99,28 @@ extern bool DpConstValue(Const *c, Oid coltype, double *v);
  * dp_pg.set_domain's bounds.  False if either end is unbounded.
  */
 extern bool DpColumnDomain(Oid relid, AttrNumber attno, Oid coltype, double *lo, double *hi);
+
+/* ------------------------------------------------------------------------
+ * grants.c — the analysts' grant never opens a table without its protection
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * ExecutorCheckPerms_hook: false (with report, ERROR) if a member of
+ * dp_pg_analyst reads a relation through dp_pg's grant to that group.
+ * rtePermInfos is NIL before PostgreSQL 16 (the range table carries them).
+ */
+extern bool DpGrantsCheckPermissions(List *rangeTable, List *rtePermInfos, bool report);
+
+/*
+ * One read of relation relid with the rights of user (a permission check's
+ * checkAsUser, or the current user) outside the executor: false if it would
+ * go through dp_pg's grant to dp_pg_analyst; with report, ERROR instead.
+ */
+extern bool DpGrantsCheckRelation(Oid relid, Oid user, bool report);
+
+/* ProcessUtility: ERROR for a grant to dp_pg_analyst other than SELECT on a protected table. */
+extern void DpGrantsCheckUtility(Node *stmt);
 
 /* ------------------------------------------------------------------------
  * session.c — who the session is
@@ -246,6 +270,9 @@ extern uint64 DpRunConstantsMade(void);
 /* True if the plan is stamped as holding run-time constants to bind (reads.c). */
 extern bool DpPlanHasRunConstants(PlannedStmt *stmt);
 
+/* A row expression, checked and rewritten as shape.c checks WHERE clauses (columns of rtis, entries of rtable). */
+extern Node *DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const char *where);
+
 /* dp_pg.clamp_float8(numeric, float8, float8), total; InvalidOid if absent. */
 /* guard.c */
 extern void DpInlineProtectedCtes(Query *q);
@@ -263,6 +290,102 @@ extern bool DpIsRunConstantExpr(Node *node);
 extern bool DpContainsParamWalker(Node *node, void *context);
 extern List *DpTakeKeyChecks(void);
 extern Oid	DpClampFloat8Function(void);
+
+/* ------------------------------------------------------------------------
+ * bounds.c — row expressions with derived bounds (interval arithmetic)
+ * ------------------------------------------------------------------------
+ */
+
+/* The values a numeric (or date) row expression can take. */
+typedef struct DpInterval
+{
+	double		lo;				/* every non-NULL value lies in [lo, hi]; lo > hi: only NULL */
+	double		hi;
+	double		tiny;			/* no non-zero value is nearer to zero (0: unknown, +inf: none is non-zero) */
+	bool		integral;		/* every value is an integer */
+} DpInterval;
+
+/* True if node is arithmetic (or holds arithmetic under a rounding function) that bounds.c judges. */
+extern bool DpIsBoundedExpression(Node *node);
+
+/*
+ * The arithmetic row expression node, its columns read through their value
+ * domains (numeric ones in canonical form when key: a GROUP BY key); refused
+ * (42501) unless total.
+ */
+extern Node *DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where, bool key);
+
+/* The interval of a numeric row expression over the entries of rtable (ERROR 42501 when it has none). */
+extern void DpBoundsOf(Node *node, List *rtable, const char *where, DpInterval *iv);
+
+/* A constant of type type from a bound (a number; a date's days, a time's microseconds since 2000). */
+extern Const *DpBoundConstOf(Oid type, double v);
+
+/* True if fn is one of dp_pg.domain_read(...), the total reads of a column through its domain. */
+extern bool DpIsDomainRead(Oid fn);
+
+/* The text forms of expr with subexpression part replaced by each of the text values (NULL: NULL). */
+extern void DpEvalOnValues(Node *expr, Node *part, Datum *values, int n, char **out);
+
+/* The distinct text forms of key with subexpression part replaced by each of values (text[]), sorted. */
+extern ArrayType *DpKeyOnValues(Node *key, Node *part, ArrayType *values);
+
+/* A released key's canonical form: numeric without trailing zeros, floats without -0. */
+extern Node *DpCanonicalKey(Node *key);
+
+/* The public values of a GROUP BY expression key (text[]), or NULL: partition selection. */
+extern ArrayType *DpExpressionPublicKeys(Node *key, Oid relid, int keyrti);
+
+/* A date or time column as a float8 (days or seconds) with its bounds, and back (min / max). */
+extern Expr *DpTimeAsNumber(Expr *x, List *rtable, double *lo, double *hi);
+extern Expr *DpNumberAsTime(Expr *d, Oid type);
+
+/* ------------------------------------------------------------------------
+ * derived.c — BI aggregates answered from other dp releases
+ * ------------------------------------------------------------------------
+ */
+
+/* True if aggfnoid is a STDDEV / VARIANCE aggregate (sets *sample, *root). */
+extern bool DpIsDispersion(Oid aggfnoid, bool *sample, bool *root);
+
+/* STDDEV / VARIANCE a of its argument over [lo, hi] as three noisy moments. */
+extern Node *DpTranslateDispersion(Aggref *a, double lo, double hi, Oid count_fn, Oid sum_fn, bool sample, bool root);
+
+/* count(DISTINCT col) of a column with public keys as the keys present in a histogram over them. */
+extern Node *DpTranslateDistinctKeys(Aggref *a, ArrayType *keys, Oid hist_fn, int64 rows, int32 groups);
+
+/* ------------------------------------------------------------------------
+ * narrow.c — filters narrow the listed keys of generalised GROUP BY keys
+ * ------------------------------------------------------------------------
+ */
+
+/* The keys (columns of relid at rti) whose listed values the conjuncts of where narrow, or NIL. */
+extern List *DpNarrowingOf(Node *where, int rti, Oid relid, Node **keys, int nkeys);
+
+/* Narrow the listed keys of q (after DpRewritePublicGroupsCore) by DpNarrowingOf's result. */
+extern void DpNarrowKeyList(Query *q, List *narrow, int rti);
+
+/* ------------------------------------------------------------------------
+ * views.c — a DBA's views over protected tables
+ * ------------------------------------------------------------------------
+ */
+
+/* Unwrap the trusted views over protected tables at every level of q (refuse the others); their OIDs. */
+extern List *DpUnwrapTrustedViews(Query *q);
+
+/* The roles whose rights an analyst can use (shape.c). */
+extern List *DpAnalystReachableRoles(void);
+
+/* ------------------------------------------------------------------------
+ * regex.c — constant regular expressions on protected rows
+ * ------------------------------------------------------------------------
+ */
+
+/* True if opno is a built-in regular-expression match operator (~, ~*, !~, !~*). */
+extern bool DpIsRegexOperator(Oid opno);
+
+/* The match op of the row checks: a constant pattern, compiled now; refused (42501) otherwise. */
+extern Node *DpRegexRowExpr(OpExpr *op, const char *where);
 
 /* ------------------------------------------------------------------------
  * release.c — the release level
@@ -365,6 +488,7 @@ typedef struct DpPlanCheck
 	bool		bounded;		/* its unit tables are bounded (or it has no dp aggregate) */
 	bool		dp_aggregates;	/* a dp aggregate anywhere */
 	bool		run_constants;	/* the guard made run-time constants (dp_pg.run_constant) */
+	List	   *views;			/* views the guard unwrapped (views.c): the plan depends on them */
 } DpPlanCheck;
 
 /* The number of protected relations a query tree reads (at any depth). */
@@ -424,6 +548,9 @@ extern int	DpUnitJoinReads(Query *q, List *prot);
 
 /* The DP query of an analyst's query (q itself, or the query it wraps), validated and rewritten. */
 extern void DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth);
+
+/* DpGuardDpQuery of a query whose every protected read must be one of its DP levels (ERROR 42501 otherwise). */
+extern void DpGuardCountedQuery(Query *q, List *prot, DpPlanCheck *check, int depth);
 
 /* Before planning: masking, validation, the release level and its rewrites. */
 extern void DpGuardBeforePlanning(Query *parse, DpPlanCheck *check);

@@ -814,34 +814,6 @@ DpKeyFindVar(Node *node, Var **var)
 	return expression_tree_walker(node, DpKeyFindVar, var);
 }
 
-/* Mutator: the column becomes parameter $1. */
-static Node *
-DpKeyParamMutator(Node *node, void *context)
-{
-	if (node == NULL)
-		return NULL;
-	if (IsA(node, Var))
-	{
-		Param	   *p = makeNode(Param);
-
-		p->paramkind = PARAM_EXTERN;
-		p->paramid = 1;
-		p->paramtype = ((Var *) node)->vartype;
-		p->paramtypmod = ((Var *) node)->vartypmod;
-		p->paramcollid = ((Var *) node)->varcollid;
-		p->location = -1;
-		return (Node *) p;
-	}
-	return expression_tree_mutator(node, DpKeyParamMutator, context);
-}
-
-/* qsort comparator of C strings. */
-static int
-DpCompareStrings(const void *a, const void *b)
-{
-	return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 /* A text[] of the strings keys[0..n-1]. */
 static ArrayType *
 DpTextArray(char **keys, int n)
@@ -851,63 +823,6 @@ DpTextArray(char **keys, int n)
 	for (int i = 0; i < n; i++)
 		elems[i] = CStringGetTextDatum(keys[i]);
 	return construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT);
-}
-
-/*
- * The values of the key expression on the column's declared public keys
- * (text[] of the column's values), distinct and without NULL, as text.
- */
-static ArrayType *
-DpKeyValuesOn(Node *key, Var *var, ArrayType *declared)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			nelems;
-	Oid			typinput,
-				typioparam,
-				typoutput;
-	bool		typvarlena;
-	char	  **out;
-	int			n = 0,
-				m = 0;
-	EState	   *estate = CreateExecutorState();
-	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
-	ExprContext *econtext = GetPerTupleExprContext(estate);
-	ParamListInfo params = makeParamList(1);
-	ExprState  *es = ExecInitExpr(expression_planner((Expr *) DpKeyParamMutator(key, NULL)), NULL);
-	ArrayType  *result;
-
-	MemoryContextSwitchTo(old);
-	deconstruct_array(declared, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
-	getTypeInputInfo(var->vartype, &typinput, &typioparam);
-	getTypeOutputInfo(exprType(key), &typoutput, &typvarlena);
-	params->numParams = 1;
-	params->params[0].ptype = var->vartype;
-	params->params[0].pflags = PARAM_FLAG_CONST;
-	econtext->ecxt_param_list_info = params;
-	out = palloc(sizeof(char *) * Max(nelems, 1));
-	for (int i = 0; i < nelems; i++)
-	{
-		Datum		v;
-		bool		isnull;
-
-		if (nulls[i])
-			continue;
-		params->params[0].value = OidInputFunctionCall(typinput, TextDatumGetCString(elems[i]), typioparam,
-													   var->vartypmod);
-		params->params[0].isnull = false;
-		v = ExecEvalExprSwitchContext(es, econtext, &isnull);
-		if (!isnull)
-			out[n++] = OidOutputFunctionCall(typoutput, v);
-		ResetExprContext(econtext);
-	}
-	FreeExecutorState(estate);
-	qsort(out, n, sizeof(char *), DpCompareStrings);
-	for (int i = 0; i < n; i++)
-		if (m == 0 || strcmp(out[m - 1], out[i]) != 0)
-			out[m++] = out[i];
-	result = DpTextArray(out, m);
-	return result;
 }
 
 /*
@@ -979,5 +894,5 @@ DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti)
 	declared = DpPublicKeys(relid, get_attname(relid, var->varattno, false));
 	if (declared == NULL || ArrayGetNItems(ARR_NDIM(declared), ARR_DIMS(declared)) > 10 * DP_KEY_MAX_LISTED)
 		return NULL;
-	return DpKeyValuesOn(key, var, declared);
+	return DpKeyOnValues(key, (Node *) var, declared);	/* on the declared keys (bounds.c) */
 }

@@ -40,8 +40,11 @@
  * Released subqueries.  A subquery in FROM beside the protected table that
  * is itself a dp query (Superset's JOIN (SELECT region, sum(amount) ... GROUP
  * BY region ORDER BY 2 DESC LIMIT 5) AS anon_1 ON region = region__) is
- * guarded first as a release of its own; its rows are released values.  It
- * then stands beside the protected table as
+ * guarded first as a release of its own, by the rule of the top level
+ * (guard.c, DpGuardCountedQuery): each of its protected reads must be one of
+ * its DP levels — a raw read beside its dp query, in its select list or
+ * HAVING, or in a wrapper around it, is refused — so its rows are released
+ * values.  It then stands beside the protected table as
  *
  *   (SELECT DISTINCT <the columns the outer query uses, the others NULL> FROM <it>)
  *
@@ -288,8 +291,9 @@ DpMultiReleasedSubqueries(Query *q, List *prot, DpPlanCheck *check)
 		if (r->lateral)
 			DpGuardRefuse("a released subquery may not be LATERAL",
 						  "It would be released once per row of the tables before it.");
+		/* every read in it is one of its DP levels, as at the top level (guard.c) */
 		reads = DpReadsProtected(r->subquery);
-		DpGuardDpQuery(r->subquery, prot, check, 1);
+		DpGuardCountedQuery(r->subquery, prot, check, 1);
 		cols.rti = rti;
 		(void) query_tree_walker(level, DpMultiColumnsWalker, &cols, QTW_IGNORE_JOINALIASES);
 		r->subquery = DpMultiDistinctOver(r->subquery, cols.cols);
@@ -578,6 +582,8 @@ DpMultiFindSeries(Query *q, DpMultiSplitInfo *info)
 		int64		v[3] = {0, 0, 1};
 		int			i = 0;
 		ListCell   *a;
+		int128		span;
+		int128		n;
 
 		rti++;
 		if (r->rtekind != RTE_FUNCTION)
@@ -598,13 +604,21 @@ DpMultiFindSeries(Query *q, DpMultiSplitInfo *info)
 				return false;
 			v[i++] = c->consttype == INT8OID ? DatumGetInt64(c->constvalue) : DatumGetInt32(c->constvalue);
 		}
-		if (v[2] == 0 || (v[1] - v[0]) / v[2] < 0 || (v[1] - v[0]) / v[2] >= DP_MULTI_MAX_SETS)
-			DpGuardRefuse("a series joined to a protected table has at most 64 values",
+		/* its number of values, exactly (int128: no bound or step overflows it); none if it runs away from stop */
+		span = (int128) v[1] - (int128) v[0];
+		if (v[2] == 0)
+			n = 0;
+		else if (span != 0 && (span > 0) != (v[2] > 0))
+			n = 0;
+		else
+			n = span / v[2] + 1;
+		if (n < 1 || n > DP_MULTI_MAX_SETS)
+			DpGuardRefuse("a series joined to a protected table has 1 to 64 values",
 						  "Each value is a release of its own (a grouping set).");
 		info->series_rti = rti;
 		info->series_first = v[0];
 		info->series_step = v[2];
-		info->series_count = (int) ((v[1] - v[0]) / v[2]) + 1;
+		info->series_count = (int) n;
 		info->series_type = exprType((Node *) fe);
 		return true;
 	}
@@ -963,7 +977,7 @@ DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth)
 			b = DpMultiBranch(&info, list_nth(sets, i), NULL);
 		else
 		{
-			int64		v = info.series_first + (int64) i * info.series_step;
+			int64		v = (int64) ((int128) info.series_first + (int128) i * info.series_step);
 			Const	   *c = info.series_type == INT8OID ? DpInt8Const(v) : DpInt4Const((int32) v);
 
 			b = DpMultiBranch(&info, NIL, c);

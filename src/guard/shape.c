@@ -107,6 +107,8 @@ typedef struct DpRowContext
 {
 	const char *where;			/* for messages */
 	Bitmapset  *rtis;			/* range-table entries whose columns may be read */
+	List	   *rtable;			/* the query's range table (bounds.c reads the columns' domains) */
+	bool		key;			/* a GROUP BY key: numeric columns read in canonical form (bounds.c) */
 } DpRowContext;
 
 /* Is fn a widening numeric cast (smallint to integer, any integer to numeric or float8, real to float8)? */
@@ -362,6 +364,15 @@ DpRowExpr(Node *node, DpRowContext *cxt)
 	return DpRowExprMutator(node, cxt);
 }
 
+/* A row expression checked as above, for bounds.c (see guard.h). */
+Node *
+DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const char *where)
+{
+	DpRowContext cxt = {where, rtis, rtable, false};
+
+	return DpRowExprMutator(node, &cxt);
+}
+
 static Node *
 DpRowExprMutator(Node *node, DpRowContext *cxt)
 {
@@ -383,6 +394,9 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 	}
 	if (DpIsRunConstantExpr(node))
 		return DpRunConstant(node);		/* computed once before the query runs */
+	/* arithmetic on columns with value domains (bounds.c) */
+	if (DpIsBoundedExpression(node) || (IsA(node, FuncExpr) && DpIsDomainRead(((FuncExpr *) node)->funcid)))
+		return DpBoundedRowExpr(node, cxt->rtis, cxt->rtable, where, cxt->key);
 	switch (nodeTag(node))
 	{
 		case T_Const:
@@ -473,6 +487,8 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 				OpExpr	   *op = (OpExpr *) expression_tree_mutator(node, DpRowExprMutator, cxt);
 				bool		is_like;
 
+				if (IsA(op, OpExpr) && DpIsRegexOperator(op->opno))
+					return DpRegexRowExpr(op, where);	/* a constant regular expression (regex.c) */
 				if (!DpSafeOperator(op->opno, &is_like))
 					DpGuardRefuseHint("this operator is not allowed on a protected table",
 									  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
@@ -742,7 +758,7 @@ DpJoinedOnUniqueKey(List *quals, int pub_rti, Oid pub_relid, int prot_rti)
  * can become one is not guarded by anything.  Waits for the ledger (ERROR
  * when it is not ready: fail closed).
  */
-static List *
+List *
 DpAnalystReachableRoles(void)
 {
 	DpBudgetRow *rows;
@@ -1142,6 +1158,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	if (shape->prot_rti == 0)
 		DpGuardRefuse("a dp query reads exactly one protected table", "The protected table must be in FROM.");
 	shape->prot = target;
+	cxt.row.rtable = q->rtable;
 	cxt.prot = target;
 	cxt.prot_rti = shape->prot_rti;
 
@@ -1198,7 +1215,18 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 			Node	   *pair[2];
 
 			pair[0] = key;
-			pair[1] = DpGeneralise(key, cxt.row.rtis, "a GROUP BY key");
+			/* generalising functions, casts and COLLATE of a column (keys.c); arithmetic and the rest: bounds.c */
+			if ((DpIsGeneralising(key) || IsA(key, FuncExpr) || IsA(key, CollateExpr) || IsA(key, RelabelType)) &&
+				!DpIsBoundedExpression(key))
+				pair[1] = DpGeneralise(key, cxt.row.rtis, "a GROUP BY key");
+			else
+			{
+				/* arithmetic, a comparison, CASE ...: a total row expression, released in canonical form */
+				cxt.row.where = "a GROUP BY key";
+				cxt.row.key = true;
+				pair[1] = DpCanonicalKey(DpRowExpr(key, &cxt.row));
+				cxt.row.key = false;
+			}
 			q->targetList = (List *) DpReplaceKeyMutator((Node *) q->targetList, pair);
 			q->havingQual = DpReplaceKeyMutator(q->havingQual, pair);
 			cxt.group_exprs = lappend(cxt.group_exprs, pair[1]);

@@ -111,26 +111,6 @@ DpFloat8Const(double v)
 	return makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(v), false, FLOAT8PASSBYVAL);
 }
 
-/* A bound as a constant of type type (an integer bound is already integral). */
-static Const *
-DpBoundConst(double v, Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return makeConst(INT2OID, -1, InvalidOid, sizeof(int16), Int16GetDatum((int16) v), false, true);
-		case INT4OID:
-			return DpInt4Const((int32) v);
-		case INT8OID:
-			return DpInt8Const((int64) v);
-		case NUMERICOID:
-			return makeConst(NUMERICOID, -1, InvalidOid, -1,
-							 DirectFunctionCall1(float8_numeric, Float8GetDatum(v)), false, false);
-		default:
-			return DpFloat8Const(v);
-	}
-}
-
 /* A cast of expr by function fn to type rettype. */
 static Expr *
 DpCast(Oid fn, Oid rettype, Expr *expr)
@@ -280,14 +260,35 @@ DpDomainBounds(DpTranslate *t, Var *v, const char *agg, double *lo, double *hi)
 
 	bool		sum_or_avg = strcmp(agg, "sum") == 0 || strcmp(agg, "avg") == 0;
 
-	if (!DpColumnDomain(t->prot->relid, v->varattno, InvalidOid, lo, hi))
+	if (DpColumnDomain(t->prot->relid, v->varattno, InvalidOid, lo, hi))
+		return;
+	if (strcmp(agg, "stddev") == 0 || strcmp(agg, "variance") == 0)
 		DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
-					  psprintf("A dp %s clamps every value to known bounds.  The table's owner can add "
+					  psprintf("A dp %s sums values clamped to known bounds.  The table's owner can add "
 							   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
-							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>); or write %s(%s, %s<lower>, <upper>, <mechanism>).",
-							   sum_or_avg ? "sum or average" : "quantile", col, rel, rel, col,
-							   sum_or_avg ? psprintf("dp_%s", agg) : "dp_quantile", col,
-							   sum_or_avg ? "" : "<q>, "));
+							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>).", agg, col, rel, rel, col));
+	DpGuardRefuse(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
+				  psprintf("A dp %s clamps every value to known bounds.  The table's owner can add "
+						   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", or a DBA can declare them with "
+						   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>); or write %s(%s, %s<lower>, <upper>, <mechanism>).",
+						   sum_or_avg ? "sum or average" : "quantile", col, rel, rel, col,
+						   sum_or_avg ? psprintf("dp_%s", agg) : "dp_quantile", col,
+						   sum_or_avg ? "" : "<q>, "));
+}
+
+/*
+ * A bound derived by interval arithmetic, to ten significant digits: the
+ * intervals are rounded outwards by 1e-12 of each bound for their own
+ * soundness, which would only show as noise in the bounds (the aggregates
+ * clamp to whatever bounds they are given).
+ */
+static double
+DpTidyBound(double v)
+{
+	char		buf[64];
+
+	snprintf(buf, sizeof(buf), "%.10g", v);
+	return strtod(buf, NULL);
 }
 
 /* Context of DpExprDomain. */
@@ -342,6 +343,22 @@ DpExprDomain(Node *e, DpDomainWalk *w)
 			{
 				DpExprDomain(linitial(((FuncExpr *) e)->args), w);
 				return;
+			}
+			/* FALLTHROUGH */
+		case T_OpExpr:
+		case T_NullIfExpr:
+		case T_MinMaxExpr:
+			if (DpIsBoundedExpression(e))
+			{
+				/* arithmetic: the interval of its values (bounds.c), tidied (the aggregate clamps to it) */
+				DpInterval	iv;
+
+				DpBoundsOf(e, w->t->q->rtable, psprintf("the argument of %s()", w->agg), &iv);
+				if (iv.lo > iv.hi)
+					return;		/* only NULL */
+				lo = DpTidyBound(iv.lo);
+				hi = DpTidyBound(iv.hi);
+				break;
 			}
 			/* FALLTHROUGH */
 		default:
@@ -429,9 +446,24 @@ DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 
 	arg = DpStrip(DpFlattenJoinAliasVars(t->q, copyObject(arg)));
 	v = IsA(arg, Var) ? (Var *) arg : NULL;
+	if (v != NULL && v->varno == t->prot_rti && v->varlevelsup == 0 && v->varattno > 0 &&
+		!(t->prot->has_unit && strcmp(get_attname(t->prot->relid, v->varattno, false), NameStr(t->prot->unit)) == 0))
+	{
+		/* a column with declared public keys: the keys present in a histogram over them (derived.c) */
+		ArrayType  *keys = DpPublicKeys(t->prot->relid, get_attname(t->prot->relid, v->varattno, false));
+
+		if (keys != NULL)
+		{
+			Oid			argtypes[3] = {ANYCOMPATIBLEOID, ANYCOMPATIBLEARRAYOID, DpMechanismType()};
+
+			return DpTranslateDistinctKeys(a, keys, DpExtAggregate(t, "dp_histogram", 3, argtypes, &dp_histogram_bins_kind),
+										   t->prot->has_unit ? t->prot->max_rows : 1,
+										   t->prot->has_unit ? t->prot->max_groups : 1);
+		}
+	}
 	if (!t->prot->has_unit || v == NULL || v->varno != t->prot_rti || v->varlevelsup != 0 ||
 		strcmp(get_attname(t->prot->relid, v->varattno, false), NameStr(t->prot->unit)) != 0)
-		DpGuardRefuse("count(DISTINCT ...) on a protected table counts only its privacy unit",
+		DpGuardRefuse("count(DISTINCT ...) on a protected table counts only its privacy unit or a column with public keys",
 					  t->prot->has_unit ?
 					  psprintf("Write count(DISTINCT %s): the number of persons, each counted once.", NameStr(t->prot->unit)) :
 					  "The table has no privacy unit (dp_pg.protect(table, privacy_unit => ...)).");
@@ -484,12 +516,19 @@ DpTranslateQuantile(DpTranslate *t, Aggref *a, Expr *q, const char *agg)
 			break;
 		case FLOAT8OID:
 			break;
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			/* a date or time as days or seconds, over its domain or public keys (bounds.c) */
+			x = DpTimeAsNumber(x, t->q->rtable, &lo, &hi);
+			break;
 		default:
 			return NULL;
 	}
 	/* an integer column's bounds within its type, so the cast back never fails */
-	DpArgumentBounds(t, a, agg, (argtype == INT2OID || argtype == INT4OID || argtype == INT8OID) ? argtype : FLOAT8OID,
-					 &lo, &hi);
+	if (argtype != DATEOID && argtype != TIMESTAMPOID && argtype != TIMESTAMPTZOID)
+		DpArgumentBounds(t, a, agg, (argtype == INT2OID || argtype == INT4OID || argtype == INT8OID) ? argtype : FLOAT8OID,
+						 &lo, &hi);
 	if (argtype == FLOAT4OID)
 	{
 		lo = Max(lo, -FLT_MAX);
@@ -503,6 +542,10 @@ DpTranslateQuantile(DpTranslate *t, Aggref *a, Expr *q, const char *agg)
 	d = DpLike(a, fn, FLOAT8OID, list_make5(x, q, DpFloat8Const(lo), DpFloat8Const(hi), DpDefaultMechanism()), false);
 	switch (a->aggtype)
 	{
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return (Node *) DpNumberAsTime((Expr *) d, a->aggtype);
 		case INT2OID:
 			return (Node *) DpCast(F_INT2_FLOAT8, INT2OID, (Expr *) d);
 		case INT4OID:
@@ -554,6 +597,21 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 	}
 	if (a->aggkind != AGGKIND_NORMAL || a->aggorder != NIL || a->aggdirectargs != NIL)
 		return NULL;
+	{
+		/* STDDEV / VARIANCE: three noisy moments over the domain (derived.c) */
+		bool		sample,
+					root;
+
+		if (DpIsDispersion(a->aggfnoid, &sample, &root) && a->aggdistinct == NIL)
+		{
+			Oid			cargs[2] = {ANYOID, DpMechanismType()};
+			Oid			sargs[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, DpMechanismType()};
+
+			DpArgumentBounds(t, a, root ? "stddev" : "variance", FLOAT8OID, &lo, &hi);
+			return DpTranslateDispersion(a, lo, hi, DpExtAggregate(t, "dp_count", 2, cargs, &dp_count_kind),
+										 DpExtAggregate(t, "dp_sum", 4, sargs, &dp_sum_float8_kind), sample, root);
+		}
+	}
 	switch (a->aggfnoid)
 	{
 		case F_MIN_INT2:
@@ -562,6 +620,9 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 		case F_MIN_FLOAT4:
 		case F_MIN_FLOAT8:
 		case F_MIN_NUMERIC:
+		case F_MIN_DATE:
+		case F_MIN_TIMESTAMP:
+		case F_MIN_TIMESTAMPTZ:
 			return DpTranslateQuantile(t, a, (Expr *) DpFloat8Const(0.0), "min");
 		case F_MAX_INT2:
 		case F_MAX_INT4:
@@ -569,6 +630,9 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 		case F_MAX_FLOAT4:
 		case F_MAX_FLOAT8:
 		case F_MAX_NUMERIC:
+		case F_MAX_DATE:
+		case F_MAX_TIMESTAMP:
+		case F_MAX_TIMESTAMPTZ:
 			return DpTranslateQuantile(t, a, (Expr *) DpFloat8Const(1.0), "max");
 		case F_COUNT_:
 			if (a->aggdistinct != NIL)
@@ -631,7 +695,7 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 				argtypes[3] = DpMechanismType();
 				fn = DpExtAggregate(t, "dp_sum", 4, argtypes, kind);
 				d = DpLike(a, fn, rettype,
-						   list_make4(x, DpBoundConst(lo, argtype), DpBoundConst(hi, argtype), DpDefaultMechanism()),
+						   list_make4(x, DpBoundConstOf(argtype, lo), DpBoundConstOf(argtype, hi), DpDefaultMechanism()),
 						   false);
 				/* the plain aggregate's result type */
 				if (a->aggfnoid == F_SUM_INT8)

@@ -13,7 +13,8 @@
  *     DISTINCT): every group is one row, so one unit;
  *   - one-to-one images of those: binary relabelling, COLLATE, widening
  *     casts, casts between dates and times, the key window (keys.c),
- *     rounding of an integer;
+ *     rounding of an integer, adding or subtracting a constant and the
+ *     domain read of an integer (bounds.c);
  *   - a public table's column that an inner join or the WHERE clause equates
  *     with such a column.
  * dp_histogram(key, mech) on such a key is refused alike (its keys go
@@ -63,12 +64,44 @@ DpOneToOneColumn(Node *node, bool *rounds)
 			node = (Node *) ((RelabelType *) node)->arg;
 		else if (IsA(node, CollateExpr))
 			node = (Node *) ((CollateExpr *) node)->arg;
+		else if (IsA(node, OpExpr))
+		{
+			/* x + c, x - c, c + x, c - x, -x (bounds.c admits them only where they cannot overflow) */
+			OpExpr	   *op = (OpExpr *) node;
+			char	   *name = get_opname(op->opno);
+			Node	   *arg;
+
+			if (name == NULL || (strcmp(name, "+") != 0 && strcmp(name, "-") != 0))
+				return NULL;
+			if (list_length(op->args) == 1)
+				arg = linitial(op->args);
+			else if (IsA(lsecond(op->args), Const) && !((Const *) lsecond(op->args))->constisnull)
+				arg = linitial(op->args);
+			else if (IsA(linitial(op->args), Const) && !((Const *) linitial(op->args))->constisnull)
+				arg = lsecond(op->args);
+			else
+				return NULL;
+			/* exact in integers and numerics; a float sum rounds */
+			if (!DpIntegerType(op->opresulttype) && op->opresulttype != NUMERICOID)
+				*rounds = true;
+			node = arg;
+		}
 		else if (IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) >= 1)
 		{
 			FuncExpr   *f = (FuncExpr *) node;
 
+			if (DpIsDomainRead(f->funcid))
+			{
+				/* a column read through its domain (bounds.c): a clamp, and a rounding unless integer */
+				if (!DpIntegerType(f->funcresulttype))
+					*rounds = true;
+				node = linitial(f->args);
+				continue;
+			}
 			switch (f->funcid)
 			{
+				case F_TRIM_SCALE:	/* the canonical form of a key (bounds.c) */
+					break;
 				case F_DATE_TIMESTAMP:
 				case F_DATE_TIMESTAMPTZ:
 				case F_TIMESTAMP_TIMESTAMPTZ:

@@ -25,7 +25,7 @@
  * (priorities from OpenSSL).  Where every inner aggregate has an accumulator
  * in dp_pg.unit_cells (all but a numeric sum), the inner level is instead
  * one aggregation by unit that keeps the unit's g cells while it aggregates
- * (DpUnitCellsQuery, src/agg_units.c): the same cells and values, without
+ * (DpUnitCellsQuery, src/aggregates/agg_units.c): the same cells and values, without
  * the sort of every (unit, cell).  The outer dp aggregates are dp_pg.bounded_*,
  * which clamp each contribution again (to [0, r], or for sums to
  * [least(0, r*lo), greatest(0, r*hi)], the hull of every [k*lo, k*hi]) and
@@ -1058,6 +1058,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	ArrayType  *pubkeys[INDEX_MAX_KEYS];
 	bool		public_groups = false;
 	List	   *key_quals = NIL;
+	List	   *narrow = NIL;
 	int			n = 0;
 
 	memset(&cxt, 0, sizeof(cxt));
@@ -1166,9 +1167,10 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 			all_columns &= IsA(cxt.keys[k], Var);
 			atts[k] = IsA(cxt.keys[k], Var) ? ((Var *) cxt.keys[k])->varattno : 0;
 		}
-		/* key-only predicates restrict the listed keys of columns (generalised keys keep every value) */
+		/* key-only predicates restrict the listed keys of columns, and of generalised keys (narrow.c) */
 		if (all_columns)
 			key_quals = DpKeyOnlyQuals(q1->jointree->quals, prot_rti, atts, cxt.nkeys);
+		narrow = DpNarrowingOf(q1->jointree->quals, prot_rti, relid, cxt.keys, cxt.nkeys);
 		for (int k = 0; k < cxt.nkeys; k++)
 		{
 			Node	   *key = cxt.keys[k];
@@ -1306,9 +1308,12 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	if (q->groupClause != NIL)
 	{
 		if (public_groups)
+		{
 			DpRewritePublicGroupsCore(q, pubkeys,
 									  DpIsNotNull((Expr *) makeVar(1, 2, BOOLOID, -1, InvalidOid, 0)),
 									  key_quals);
+			DpNarrowKeyList(q, narrow, prot_rti);
+		}
 		else
 			DpAddPartitionKeep(q, cxt.groups);
 	}

@@ -191,7 +191,9 @@ DpRoleVisible(Oid role, const Oid *mine, int nmine)
  * See budget.h.  A monitoring role reads what pg_stat_activity and
  * pg_stat_statements already show it of every session (roles, query texts)
  * plus the privacy accounting, which depends on no row of any table.  An
- * analyst stays restricted to its own rows even as a member of pg_monitor:
+ * analyst stays restricted to its own rows even as a member of pg_monitor,
+ * and inside a superuser's SECURITY DEFINER function (its session user is
+ * still charged, so the guard still treats the session as the analyst's):
  * the guard treats every analyst as hostile, and other analysts' charges
  * and kept answers are releases made to them, not to it.
  */
@@ -199,10 +201,12 @@ bool
 DpViewerSeesAll(Oid *mine, int *nmine)
 {
 	*nmine = 0;
-	if (superuser())
+	/* a superuser's own session (not an analyst's inside a superuser's SECURITY DEFINER function) */
+	if (superuser() && superuser_arg(GetSessionUserId()))
 		return true;
+	/* charged as the guard charges: the session user, the outer user and the current user */
 	*nmine = DpLedgerChargedRoles(mine);
-	return *nmine == 0 && has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	return *nmine == 0 && (superuser() || has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS));
 }
 
 /* A float8 Datum, or NULL for NaN / Inf. */
@@ -320,11 +324,11 @@ dp_charged_roles(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* dp_pg.ledger_status(): 'ready' once the ledger worker accepts requests. */
+/* dp_pg.ledger_status(): 'ready' once the ledger worker accepts requests ('held': see ledger.c). */
 Datum
 dp_ledger_status(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TEXT_P(cstring_to_text(DpLedgerReady() ? "ready" : "not ready"));
+	PG_RETURN_TEXT_P(cstring_to_text(DpLedgerStatus()));
 }
 
 #ifdef DP_PG_TEST_SWITCHES

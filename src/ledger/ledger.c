@@ -67,6 +67,7 @@
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "common/shortest_dec.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -92,10 +93,12 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "funcapi.h"
 #include "ledger.h"
+#include "timeline.h"
 
 /* SQLSTATE of an exhausted budget */
 #define ERRCODE_DP_BUDGET_EXCEEDED MAKE_SQLSTATE('D', 'P', '0', '0', '1')
@@ -176,6 +179,7 @@ typedef struct DpLedgerSlot
 	/* DP_REQ_READ: rows of read_what with id > read_after (roles[] unless read_all) */
 	DpReadWhat	read_what;
 	bool		read_all;
+	bool		read_names;		/* DP_READ_REFUSALS: database as its name (text), else its OID */
 	int64		read_after;
 	dsm_handle	read_handle;
 	char		query[DP_QUERY_TEXT_LEN];
@@ -223,6 +227,9 @@ typedef struct DpRefusalRecord
 	char		query[DP_REFUSAL_QUERY_LEN];
 } DpRefusalRecord;
 
+/* Roles dropped (committed) whose ledger rows the worker has not converted yet. */
+#define DP_DROPPED_RING 64
+
 typedef struct DpLedgerShared
 {
 	LWLock	   *lock;
@@ -230,6 +237,20 @@ typedef struct DpLedgerShared
 	Latch	   *worker_latch;
 	bool		ready;			/* totals loaded, accepting requests */
 	pg_atomic_uint64 budget_generation; /* see DpLedgerBudgetGeneration */
+	/* loads of the ledger tables: asked for by writers other than the worker, done by it */
+	pg_atomic_uint64 reload_requested;
+	pg_atomic_uint64 reload_done;
+	ConditionVariable reloaded;
+	bool		has_entries;	/* the ledger holds a budget or a row (DpLedgerHoldsEntries) */
+	/* a point-in-time recovery began this timeline: requests refused until accepted */
+	bool		held;
+	uint32		held_timeline;
+	char		held_reason[128];
+	/* roles whose DROP ROLE committed, to be converted in the ledger rows */
+	int			ndropped;
+	bool		dropped_overflow;
+	Oid			dropped_oid[DP_DROPPED_RING];
+	NameData	dropped_name[DP_DROPPED_RING];
 	ConditionVariable slot_freed;
 	DpLedgerSlot slots[DP_LEDGER_SLOTS];
 	/* refusals to log: refusal_count records from refusal_head, and how many did not fit */
@@ -250,6 +271,7 @@ static bool dp_debug_poison_charge = false;
 
 static DpLedgerShared *ledger = NULL;
 static HTAB *budgets = NULL;
+static bool am_ledger_worker = false;	/* this process is the ledger worker */
 
 /* A hot standby's link to its primary (standby.c registers it at load). */
 static const DpLedgerForwarder *forwarder = NULL;
@@ -292,7 +314,10 @@ DpLedgerShmemStartup(void)
 		memset(ledger, 0, sizeof(DpLedgerShared));
 		ledger->lock = &(GetNamedLWLockTranche("dp_pg_ledger"))->lock;
 		ConditionVariableInit(&ledger->slot_freed);
+		ConditionVariableInit(&ledger->reloaded);
 		pg_atomic_init_u64(&ledger->budget_generation, 0);
+		pg_atomic_init_u64(&ledger->reload_requested, 0);
+		pg_atomic_init_u64(&ledger->reload_done, 0);
 		for (int i = 0; i < DP_LEDGER_SLOTS; i++)
 			ConditionVariableInit(&ledger->slots[i].cv);
 	}
@@ -361,6 +386,13 @@ DpLedgerInit(void)
 							 NULL, NULL, NULL);
 #endif
 
+	/*
+	 * No worker under pg_upgrade (binary-upgrade mode, as PostgreSQL's own
+	 * launchers): it would write the ledger and keep the ledger database
+	 * busy while pg_upgrade drops and restores the databases.
+	 */
+	if (IsBinaryUpgrade)
+		return;
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	/* on a hot standby too: there it forwards the charges to the primary */
@@ -387,18 +419,55 @@ DpDebugPause(const char *step)
 	}
 }
 
+/* The worker's state flags, read together under the lock. */
+typedef struct DpLedgerFlags
+{
+	bool		ready;
+	bool		held;
+	bool		has_entries;
+} DpLedgerFlags;
+
+/* A consistent copy of the worker's state flags (all false without shared memory). */
+static DpLedgerFlags
+DpLedgerReadFlags(void)
+{
+	DpLedgerFlags f = {false, false, false};
+
+	if (ledger == NULL)
+		return f;
+	LWLockAcquire(ledger->lock, LW_SHARED);
+	f.ready = ledger->ready;
+	f.held = ledger->held;
+	f.has_entries = ledger->has_entries;
+	LWLockRelease(ledger->lock);
+	return f;
+}
+
 /* True once the worker has loaded the ledger and accepts requests. */
 bool
 DpLedgerReady(void)
 {
-	bool		ready;
+	return DpLedgerReadFlags().ready;
+}
 
-	if (ledger == NULL)
-		return false;
-	LWLockAcquire(ledger->lock, LW_SHARED);
-	ready = ledger->ready;
-	LWLockRelease(ledger->lock);
-	return ready;
+/* 'ready', 'not ready' or 'held' (a restored ledger not yet accepted), for dp_pg.ledger_status(). */
+const char *
+DpLedgerStatus(void)
+{
+	DpLedgerFlags f = DpLedgerReadFlags();
+
+	return !f.ready ? "not ready" : f.held ? "held" : "ready";
+}
+
+/*
+ * True if the published budgets are at least as new as every write into the
+ * ledger tables committed before want was read (reload_requested): a
+ * restore's budgets are never overlooked by a caller that arrives after it.
+ */
+static bool
+DpLedgerReloaded(uint64 want)
+{
+	return pg_atomic_read_u64(&ledger->reload_done) >= want;
 }
 
 /* The budget generation (see ledger.h); read without the lock, never waits. */
@@ -440,18 +509,23 @@ DpLedgerNotReady(void)
 					 dp_ledger_database ? dp_ledger_database : "postgres")));
 }
 
-/* Wait (bounded by the charge timeout) until the worker is ready. */
+/*
+ * Wait (bounded by the charge timeout) until the worker is ready and has
+ * loaded every write into the ledger tables committed so far.
+ */
 static void
 DpLedgerAwaitReady(void)
 {
 	TimestampTz start = GetCurrentTimestamp();
+	uint64		want;
 
 	if (ledger == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("dp_pg must be loaded via shared_preload_libraries"),
 				 errhint("Add dp_pg to shared_preload_libraries in postgresql.conf and restart the server.")));
-	while (!DpLedgerReady())
+	want = pg_atomic_read_u64(&ledger->reload_requested);
+	while (!DpLedgerReady() || !DpLedgerReloaded(want))
 	{
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), dp_charge_timeout_ms))
 			DpLedgerNotReady();
@@ -479,7 +553,8 @@ DpAddRole(Oid *roles, int n, Oid role)
 
 /*
  * Copy the published budgeted roles into a palloc'd *out and return how
- * many; with require_ready, return -1 instead if the worker is not ready.
+ * many; with require_ready, return -1 instead if the worker is not ready or
+ * has a write into the ledger tables still to load.
  * Holds the lock (shared) only for the copy.
  */
 static int
@@ -490,7 +565,7 @@ DpLedgerBudgetedRoles(Oid **out, bool require_ready)
 	int			n = 0;
 
 	LWLockAcquire(ledger->lock, LW_SHARED);
-	if (require_ready && !ledger->ready)
+	if (require_ready && (!ledger->ready || !DpLedgerReloaded(pg_atomic_read_u64(&ledger->reload_requested))))
 	{
 		LWLockRelease(ledger->lock);
 		*out = NULL;
@@ -1154,6 +1229,9 @@ DpLedgerReadRows(FunctionCallInfo fcinfo, DpReadWhat what, bool all, const Oid *
 		dp_cost_zero(&slot->cost);
 		slot->read_what = what;
 		slot->read_all = all;
+		/* a database still at the 0.1.0 catalog reads the refusals' database as an OID */
+		slot->read_names = what == DP_READ_REFUSALS && desc->natts > 4 &&
+			TupleDescAttr(desc, 4)->atttypid == TEXTOID;
 		slot->read_after = after;
 		slot->read_handle = dsm_segment_handle(seg);
 		slot->query[0] = '\0';
@@ -1281,6 +1359,59 @@ DpLedgerNoteRefusalFrom(TimestampTz at, Oid session_user, Oid current_user, Oid 
 	LWLockRelease(ledger->lock);
 }
 
+/* Ask the worker to load the ledger tables again (see ledger.h). */
+void
+DpLedgerRequestReload(void)
+{
+	if (ledger == NULL || am_ledger_worker)
+		return;
+	pg_atomic_fetch_add_u64(&ledger->reload_requested, 1);
+	LWLockAcquire(ledger->lock, LW_SHARED);
+	if (ledger->worker_latch)
+		SetLatch(ledger->worker_latch);
+	LWLockRelease(ledger->lock);
+}
+
+/* True in the ledger worker itself. */
+bool
+DpLedgerIsWorker(void)
+{
+	return am_ledger_worker;
+}
+
+/* Whether the ledger holds a budget or a row (see ledger.h). */
+bool
+DpLedgerHoldsEntries(bool *known)
+{
+	DpLedgerFlags f = DpLedgerReadFlags();
+
+	*known = f.ready;
+	return f.has_entries;
+}
+
+/* Queue committed role drops for the worker (see ledger.h); never waits, never fails. */
+void
+DpLedgerNoteDroppedRoles(int n, const Oid *oids, const NameData *names)
+{
+	if (ledger == NULL || n == 0)
+		return;
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < n; i++)
+	{
+		if (ledger->ndropped >= DP_DROPPED_RING)
+		{
+			ledger->dropped_overflow = true;
+			break;
+		}
+		ledger->dropped_oid[ledger->ndropped] = oids[i];
+		ledger->dropped_name[ledger->ndropped] = names[i];
+		ledger->ndropped++;
+	}
+	if (ledger->worker_latch)
+		SetLatch(ledger->worker_latch);
+	LWLockRelease(ledger->lock);
+}
+
 /* ------------------------------------------------------------------------
  * The ledger worker
  * ------------------------------------------------------------------------
@@ -1316,6 +1447,35 @@ DpRdpArray(const DpCost *c, char *null)
 		elems[i] = Float8GetDatum(c->rdp[i]);
 	}
 	return PointerGetDatum(construct_array(elems, DP_RDP_NALPHAS, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* The boolean a one-row query about the ledger tables' layout returns (what: for the message). */
+static bool
+DpLayoutQuery(const char *sql, const char *what)
+{
+	bool		isnull;
+
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the layout of %s", what);
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/* True if the ledger tables have the 0.2.0 layout (names: regrole role, NULL once dropped). */
+static bool
+DpLedgerHasNames(void)
+{
+	return DpLayoutQuery("SELECT NOT a.attnotnull FROM pg_catalog.pg_attribute a "
+						 "WHERE a.attrelid = 'dp_pg.ledger_entries'::pg_catalog.regclass AND a.attname = 'role'",
+						 "dp_pg.ledger_entries");
+}
+
+/* True if the refusal log keeps database names (0.2.0), not OIDs. */
+static bool
+DpRefusalLogHasNames(void)
+{
+	return DpLayoutQuery("SELECT a.atttypid = 'pg_catalog.text'::pg_catalog.regtype FROM pg_catalog.pg_attribute a "
+						 "WHERE a.attrelid = 'dp_pg.guard_refusal_log'::pg_catalog.regclass AND a.attname = 'database'",
+						 "dp_pg.guard_refusal_log");
 }
 
 /* Insert one ledger row; returns nothing, ERROR on failure. */
@@ -1422,20 +1582,16 @@ DpRowCost(HeapTuple tup, TupleDesc desc, int col, DpCost *c)
 }
 
 /*
- * Load limits and spent totals from the tables into the table into: the
- * shared one (at the worker's start, while it is not ready) or a local one
- * (a standby's refresh, installed at once afterwards).  Charges are replayed
- * up to ledger row *upto; with *upto = 0 up to the last row, whose id is
- * stored there.
+ * Load limits and spent totals from the tables into the local table into
+ * (installed at once afterwards: DpWorkerInstall).  Charges are replayed up
+ * to ledger row *upto; with *upto = 0 up to the last row, whose id is stored
+ * there.
  */
 static void
 DpWorkerLoad(HTAB *into, int64 *upto)
 {
-	HASH_SEQ_STATUS seq;
 	DpBudgetEntry *e;
 	uint64		n;
-	bool		shared = into == budgets;
-	HASHACTION	enter = shared ? HASH_ENTER_NULL : HASH_ENTER;
 
 	if (*upto == 0)
 	{
@@ -1446,21 +1602,14 @@ DpWorkerLoad(HTAB *into, int64 *upto)
 			elog(ERROR, "could not read dp_pg.ledger_entries");
 		*upto = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
-	if (shared)
-		LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-	hash_seq_init(&seq, into);
-	while ((e = hash_seq_search(&seq)) != NULL)
-		hash_search(into, &e->role, HASH_REMOVE, NULL);
-	if (shared)
-		LWLockRelease(ledger->lock);
 
 	if (SPI_execute("SELECT role, epsilon_limit, delta_limit, rho_limit, max_epsilon_per_query, "
 					"max_delta_per_query, max_rho_per_query FROM dp_pg.budget_limits",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dp_pg.budget_limits");
 	n = SPI_processed;
-	if (shared)
-		LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	if (n > DP_MAX_BUDGETS)
+		elog(ERROR, "too many dp_pg budgets (at most %d)", DP_MAX_BUDGETS);
 	for (uint64 r = 0; r < n; r++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
@@ -1469,9 +1618,7 @@ DpWorkerLoad(HTAB *into, int64 *upto)
 		Oid			role = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
 		bool		found;
 
-		e = hash_search(into, &role, enter, &found);
-		if (e == NULL)
-			elog(ERROR, "too many dp_pg budgets (at most %d)", DP_MAX_BUDGETS);
+		e = hash_search(into, &role, HASH_ENTER, &found);
 		e->limits.epsilon = DpSpiDouble(tup, desc, 2, NAN);
 		e->limits.delta = DpSpiDouble(tup, desc, 3, NAN);
 		e->limits.rho = DpSpiDouble(tup, desc, 4, NAN);
@@ -1482,8 +1629,6 @@ DpWorkerLoad(HTAB *into, int64 *upto)
 		dp_cost_zero(&e->spent);
 		e->charges = 0;
 	}
-	if (shared)
-		LWLockRelease(ledger->lock);
 
 	/*
 	 * Replay the charges since each role's last reset in ledger order with
@@ -1511,8 +1656,6 @@ DpWorkerLoad(HTAB *into, int64 *upto)
 			SPI_cursor_fetch(portal, true, 10000);
 			if (SPI_processed == 0)
 				break;
-			if (shared)
-				LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 			for (uint64 r = 0; r < SPI_processed; r++)
 			{
 				HeapTuple	tup = SPI_tuptable->vals[r];
@@ -1528,12 +1671,44 @@ DpWorkerLoad(HTAB *into, int64 *upto)
 				dp_cost_add(&e->spent, &c);
 				e->charges++;
 			}
-			if (shared)
-				LWLockRelease(ledger->lock);
 			SPI_freetuptable(SPI_tuptable);
 		}
 		SPI_cursor_close(portal);
 	}
+}
+
+/*
+ * Install a loaded table of budgets at once (a reader never sees a partial
+ * set), note whether the ledger holds anything, and with announce bump the
+ * budget generation (not while the worker is not ready yet: becoming ready
+ * bumps it).
+ */
+static void
+DpWorkerInstall(HTAB *local, bool has_rows, bool announce)
+{
+	HASH_SEQ_STATUS seq;
+	DpBudgetEntry *e;
+
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, budgets);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		hash_search(budgets, &e->role, HASH_REMOVE, NULL);
+	hash_seq_init(&seq, local);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		DpBudgetEntry *s = hash_search(budgets, &e->role, HASH_ENTER_NULL, NULL);
+
+		if (s == NULL)
+		{
+			LWLockRelease(ledger->lock);
+			elog(FATAL, "too many dp_pg budgets (at most %d)", DP_MAX_BUDGETS);
+		}
+		*s = *e;
+	}
+	ledger->has_entries = has_rows || hash_get_num_entries(budgets) > 0;
+	if (announce)
+		DpLedgerBumpGeneration();
+	LWLockRelease(ledger->lock);
 }
 
 /* A batch of requests in the hands of the worker. */
@@ -1614,6 +1789,14 @@ DpWorkerCheck(DpLedgerSlot *slot)
 			return false;
 		}
 		return true;
+	}
+	if (ledger->held)
+	{
+		snprintf(message, sizeof(message),
+				 "it was restored to an earlier point (timeline %u: %s) and is held until a superuser runs "
+				 "dp_pg.accept_restored_ledger()", ledger->held_timeline, ledger->held_reason);
+		DpWorkerFail(slot, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, message);
+		return false;
 	}
 	if (slot->nroles < 1 || slot->nroles > DP_MAX_CHARGE_ROLES ||
 		(slot->kind != DP_REQ_CHARGE && slot->nroles != 1) ||
@@ -1811,8 +1994,9 @@ DpWorkerRead(DpLedgerSlot *slot)
 		"SELECT id, role, kind, charged_at, requested_by, query, epsilon, delta, rho, rdp, detail "
 		"FROM dp_pg.ledger_entries WHERE id > $1 AND ($2 OR role = ANY ($3)) ORDER BY id LIMIT $4";
 	static const char *refusals_sql =
-		"SELECT id, refused_at, role, as_role, database, sqlstate, rule, query "
+		"SELECT id, refused_at, role, as_role, %s, sqlstate, rule, query "
 		"FROM dp_pg.guard_refusal_log WHERE id > $1 AND ($2 OR role = ANY ($3)) ORDER BY id LIMIT $4";
+	const char *sql = ledger_sql;
 	Oid			types[4] = {INT8OID, BOOLOID, OIDARRAYOID, INT4OID};
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
@@ -1827,8 +2011,21 @@ DpWorkerRead(DpLedgerSlot *slot)
 	values[1] = BoolGetDatum(slot->read_all);
 	values[2] = PointerGetDatum(construct_array(roles, slot->nroles, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
 	values[3] = Int32GetDatum(DP_READ_PAGE_ROWS);
-	if (SPI_execute_with_args(slot->read_what == DP_READ_LEDGER ? ledger_sql : refusals_sql,
-							  4, types, values, nulls, true, 0) != SPI_OK_SELECT)
+	if (slot->read_what == DP_READ_REFUSALS)
+	{
+		/* the database as the reader's catalog has it, whatever the log's layout */
+		bool		stored = DpRefusalLogHasNames();
+		const char *database;
+
+		if (stored == slot->read_names)
+			database = "database";
+		else if (slot->read_names)
+			database = "(SELECT d.datname::pg_catalog.text FROM pg_catalog.pg_database d WHERE d.oid = database)";
+		else
+			database = "(SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = database)";
+		sql = psprintf(refusals_sql, database);
+	}
+	if (SPI_execute_with_args(sql, 4, types, values, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the dp_pg ledger");
 	n = SPI_processed;
 
@@ -1962,6 +2159,8 @@ DpWorkerPublish(DpWorkBatch *wb)
 	}
 	if (wb->limits_changed)
 		DpLedgerBumpGeneration();
+	if (hash_get_num_entries(wb->pending) > 0)
+		ledger->has_entries = true;
 	LWLockRelease(ledger->lock);
 }
 
@@ -1976,6 +2175,48 @@ DpWorkerAnyPending(void)
 		any = ledger->slots[i].state == DP_SLOT_PENDING;
 	LWLockRelease(ledger->lock);
 	return any;
+}
+
+/*
+ * The worker's transactions: begin one, connected to SPI with a snapshot,
+ * showing activity (NULL: none) in pg_stat_activity; commit it.
+ */
+static void
+DpWorkerBegin(const char *activity)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (activity)
+		pgstat_report_activity(STATE_RUNNING, activity);
+}
+
+/* Commit the transaction of DpWorkerBegin. */
+static void
+DpWorkerCommit(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * In a PG_CATCH of the worker, for a transaction that failed as a whole:
+ * the error copied into cxt (which becomes current), the error state
+ * flushed, the transaction aborted.  The caller reports and frees it.
+ */
+static ErrorData *
+DpWorkerAbort(MemoryContext cxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	return edata;
 }
 
 /* Process every pending request in one transaction; returns true if any. */
@@ -2014,11 +2255,7 @@ DpWorkerBatch(void)
 
 	PG_TRY();
 	{
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: recording charges");
+		DpWorkerBegin("dp_pg ledger: recording charges");
 		for (int b = 0; b < nbatch; b++)
 			DpWorkerRequest(&ledger->slots[batch[b]], &wb, nbatch);
 		SPI_finish();
@@ -2043,10 +2280,7 @@ DpWorkerBatch(void)
 		ErrorData  *edata;
 
 		/* the batch's transaction failed as a whole: nothing of it is written */
-		MemoryContextSwitchTo(batch_cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(batch_cxt);
 		for (int b = 0; b < nbatch; b++)
 			DpWorkerFail(&ledger->slots[batch[b]], ERRCODE_INTERNAL_ERROR,
 						 edata->message ? edata->message : "unknown error");
@@ -2125,12 +2359,13 @@ DpWorkerDrainRefusals(void)
 		Oid			types[7] = {TIMESTAMPTZOID, OIDOID, OIDOID, OIDOID, TEXTOID, TEXTOID, TEXTOID};
 		Datum		values[7];
 		char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+		bool		names;
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "dp_pg ledger: logging refusals");
+		DpWorkerBegin("dp_pg ledger: logging refusals");
+		/* 0.2.0 keeps the database's name (a dump restores it as it was), 0.1.0 its OID */
+		names = DpRefusalLogHasNames();
+		if (names)
+			types[3] = TEXTOID;
 		for (int i = 0; i <= n; i++)
 		{
 			if (i == n)
@@ -2152,7 +2387,15 @@ DpWorkerDrainRefusals(void)
 				values[0] = TimestampTzGetDatum(recs[i].at);
 				values[1] = ObjectIdGetDatum(recs[i].session_user);
 				values[2] = ObjectIdGetDatum(recs[i].current_user);
-				values[3] = ObjectIdGetDatum(recs[i].database);
+				if (names)
+				{
+					char	   *datname = get_database_name(recs[i].database);
+
+					nulls[3] = datname ? ' ' : 'n';
+					values[3] = datname ? CStringGetTextDatum(datname) : (Datum) 0;
+				}
+				else
+					values[3] = ObjectIdGetDatum(recs[i].database);
 				values[4] = CStringGetTextDatum(unpack_sql_state(recs[i].sqlerrcode));
 				values[5] = CStringGetTextDatum(recs[i].rule);
 				values[6] = CStringGetTextDatum(recs[i].query);
@@ -2169,19 +2412,13 @@ DpWorkerDrainRefusals(void)
 									  1, dtypes, dvalues, NULL, false, 0) != SPI_OK_DELETE)
 				elog(ERROR, "could not trim dp_pg.guard_refusal_log");
 		}
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		pgstat_report_activity(STATE_IDLE, NULL);
+		DpWorkerCommit();
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(TopMemoryContext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(TopMemoryContext);
 		ereport(LOG,
 				(errmsg("dp_pg ledger: %d refusals could not be logged: %s", n, edata->message)));
 		FreeErrorData(edata);
@@ -2268,24 +2505,16 @@ DpStandbyReads(const int *reads, int n)
 
 	PG_TRY();
 	{
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
+		DpWorkerBegin(NULL);
 		for (int k = 0; k < n; k++)
 			DpWorkerRequest(&ledger->slots[reads[k]], &wb, n);
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		DpWorkerCommit();
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(old);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(old);
 		for (int k = 0; k < n; k++)
 			DpWorkerFail(&ledger->slots[reads[k]], ERRCODE_INTERNAL_ERROR,
 						 edata->message ? edata->message : "unknown error");
@@ -2377,10 +2606,7 @@ DpStandbyRefresh(int64 *upto)
 		bool		full = false;
 		uint64		n;
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
+		DpWorkerBegin(NULL);
 		if (SPI_execute_with_args("SELECT id, role, kind, epsilon, delta, rho, rdp FROM dp_pg.ledger_entries "
 								  "WHERE id > $1 ORDER BY id LIMIT 100000",
 								  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
@@ -2396,8 +2622,6 @@ DpStandbyRefresh(int64 *upto)
 		{
 			HASHCTL		info;
 			HTAB	   *local;
-			HASH_SEQ_STATUS seq;
-			DpBudgetEntry *e;
 			int64		newupto = 0;
 
 			info.keysize = sizeof(Oid);
@@ -2406,25 +2630,7 @@ DpStandbyRefresh(int64 *upto)
 			local = hash_create("dp_pg standby budgets", 64, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 			SPI_freetuptable(SPI_tuptable);
 			DpWorkerLoad(local, &newupto);
-			/* install at once: a reader never sees a partial set of budgets */
-			LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-			hash_seq_init(&seq, budgets);
-			while ((e = hash_seq_search(&seq)) != NULL)
-				hash_search(budgets, &e->role, HASH_REMOVE, NULL);
-			hash_seq_init(&seq, local);
-			while ((e = hash_seq_search(&seq)) != NULL)
-			{
-				DpBudgetEntry *s = hash_search(budgets, &e->role, HASH_ENTER_NULL, NULL);
-
-				if (s == NULL)
-				{
-					LWLockRelease(ledger->lock);
-					elog(FATAL, "too many dp_pg budgets (at most %d)", DP_MAX_BUDGETS);
-				}
-				*s = *e;
-			}
-			DpLedgerBumpGeneration();
-			LWLockRelease(ledger->lock);
+			DpWorkerInstall(local, newupto > 0, true);
 			*upto = newupto;
 		}
 		else if (n > 0)
@@ -2458,18 +2664,13 @@ DpStandbyRefresh(int64 *upto)
 			}
 			LWLockRelease(ledger->lock);
 		}
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		DpWorkerCommit();
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(old);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
+		edata = DpWorkerAbort(old);
 		ereport(LOG, (errmsg("dp_pg ledger: could not refresh the replicated budgets: %s", edata->message)));
 		FreeErrorData(edata);
 	}
@@ -2562,6 +2763,233 @@ DpStandbyLoop(int64 upto)
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * Loading the ledger again, restores, dropped roles
+ * ------------------------------------------------------------------------
+ * The worker loads the tables when it starts, and again whenever a writer
+ * other than itself changed them (a restore, COPY, an import: retention.c
+ * asks at that writer's commit, DpLedgerRequestReload); until the load is
+ * done, callers that need the budgets wait for it (DpLedgerAwaitReady) and
+ * the guard counts every session as an analyst.  With the load it decides
+ * whether a point-in-time recovery holds the ledger: the server's timeline
+ * began with a recovery that stopped at a target (timeline.c,
+ * DpTimelineRecoveryTarget), so charges recorded after that point may be
+ * missing, and dp_pg.ledger_timelines does not list the timeline as
+ * accepted.  A held ledger refuses every charge and budget change (reads go
+ * on) until a superuser accepts it (dp_pg.accept_restored_ledger, after
+ * dp_pg.import_ledger of the entries exported before the restore).
+ */
+
+/*
+ * Whether a point-in-time recovery holds the ledger (see above); on a
+ * primary only, and only with dp_pg.ledger_timelines (0.2.0).  Fills
+ * *timeline and reason when it does.
+ */
+static bool
+DpWorkerRestoreHeld(uint32 *timeline, char *reason, size_t len)
+{
+	TimeLineID	tli;
+	Oid			types[1] = {INT4OID};
+	Datum		values[1];
+	bool		isnull;
+
+	if (RecoveryInProgress())
+		return false;
+	tli = GetWALInsertionTimeLine();
+	if (!DpTimelineRecoveryTarget(tli, reason, len))
+		return false;
+	if (SPI_execute("SELECT pg_catalog.to_regclass('dp_pg.ledger_timelines') IS NOT NULL", true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not look for dp_pg.ledger_timelines");
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+		return false;
+	values[0] = Int32GetDatum((int32) tli);
+	if (SPI_execute_with_args("SELECT 1 FROM dp_pg.ledger_timelines WHERE timeline = $1",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dp_pg.ledger_timelines");
+	*timeline = tli;
+	return SPI_processed == 0;
+}
+
+/*
+ * Load the ledger tables into a local table and install it at once, with the
+ * restore decision; the load counts as done for every write committed before
+ * it began.  *upto: the last ledger row replayed.  At the start (initial) an
+ * error ends the worker (it is restarted); later it is logged, the published
+ * state stays, the callers waiting for the load time out (fail closed), and
+ * it is tried again at the next wake-up.
+ */
+static void
+DpWorkerReload(bool initial, int64 *upto)
+{
+	uint64		want = pg_atomic_read_u64(&ledger->reload_requested);
+	MemoryContext old = CurrentMemoryContext;
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "dp_pg ledger load", ALLOCSET_DEFAULT_SIZES);
+
+	PG_TRY();
+	{
+		HASHCTL		info;
+		HTAB	   *local;
+		uint32		timeline = 0;
+		char		reason[128];
+		bool		held;
+		bool		was_held;
+
+		*upto = 0;
+		info.keysize = sizeof(Oid);
+		info.entrysize = sizeof(DpBudgetEntry);
+		info.hcxt = cxt;
+		local = hash_create("dp_pg budgets being loaded", 64, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		DpWorkerBegin("dp_pg ledger: loading the ledger tables");
+		DpWorkerLoad(local, upto);
+		held = DpWorkerRestoreHeld(&timeline, reason, sizeof(reason));
+		DpWorkerCommit();
+		MemoryContextSwitchTo(old);
+
+		LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+		was_held = ledger->held;
+		ledger->held = held;
+		ledger->held_timeline = timeline;
+		strlcpy(ledger->held_reason, held ? reason : "", sizeof(ledger->held_reason));
+		LWLockRelease(ledger->lock);
+		DpWorkerInstall(local, *upto > 0, !initial);
+		pg_atomic_write_u64(&ledger->reload_done, want);
+		ConditionVariableBroadcast(&ledger->reloaded);
+		if (held)
+			ereport(WARNING,
+					(errmsg("dp_pg ledger: this server's timeline %u began with a point-in-time recovery (%s); "
+							"charges recorded after that point are not in the ledger", timeline, reason),
+					 errdetail("Every charge and budget change is refused until a superuser accepts the restored ledger."),
+					 errhint("Import the ledger entries exported before the restore (dp_pg.import_ledger), then run "
+							 "SELECT dp_pg.accept_restored_ledger() in database \"%s\"; see docs/dba.md.",
+							 dp_ledger_database)));
+		else if (was_held)
+			ereport(LOG, (errmsg("dp_pg ledger: the restored ledger was accepted; charges are recorded again")));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		if (initial)
+			PG_RE_THROW();
+		edata = DpWorkerAbort(old);
+		ereport(LOG, (errmsg("dp_pg ledger: could not load the ledger tables again: %s", edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
+
+/* Load the tables again if a writer other than the worker asked (see above). */
+static void
+DpWorkerReloadIfAsked(void)
+{
+	int64		upto;
+
+	if (pg_atomic_read_u64(&ledger->reload_requested) != pg_atomic_read_u64(&ledger->reload_done))
+		DpWorkerReload(false, &upto);
+}
+
+/* Keep the name of a role that is dropped in its ledger rows (see ledger.h). */
+bool
+DpLedgerKeepRoleName(Oid role, const char *name)
+{
+	static const char *const by_oid[] = {
+		"UPDATE dp_pg.ledger_entries SET role = NULL, detail = coalesce(detail, '{}') || "
+		"pg_catalog.jsonb_build_object('dropped_role', $2::pg_catalog.text, 'dropped_role_oid', $1::pg_catalog.int8) "
+		"WHERE role = $1",
+		"UPDATE dp_pg.ledger_entries SET requested_by = NULL, detail = coalesce(detail, '{}') || "
+		"pg_catalog.jsonb_build_object('dropped_requested_by', $2::pg_catalog.text, 'dropped_requested_by_oid', $1::pg_catalog.int8) "
+		"WHERE requested_by = $1",
+	};
+	Oid			types[2] = {OIDOID, TEXTOID};
+	Datum		values[2];
+
+	if (!DpLedgerHasNames())
+		return false;
+	values[0] = ObjectIdGetDatum(role);
+	values[1] = CStringGetTextDatum(name);
+	for (int q = 0; q < lengthof(by_oid); q++)
+		if (SPI_execute_with_args(by_oid[q], 2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not keep the name of a dropped role in the ledger");
+	/* its refused queries leave the log (a recent, bounded record) with it */
+	if (SPI_execute_with_args("DELETE FROM dp_pg.guard_refusal_log WHERE role = $1 OR as_role = $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not remove a dropped role's refused queries");
+	return true;
+}
+
+/*
+ * The ledger rows of roles dropped since (their DROP ROLE committed in
+ * another database: see DpLedgerNoteDroppedRoles) keep the role's name
+ * instead of its OID (DpLedgerKeepRoleName), so that a dump restored into
+ * another cluster never puts them on a role that got the same OID there.
+ * After an overflow of the queue, and once at the start (a crash may have
+ * lost the queue), every row whose role no longer exists is converted
+ * (detail keeps only its old OID).  Only on the 0.2.0 layout.
+ */
+static void
+DpWorkerForgetDroppedRoles(void)
+{
+	Oid			oids[DP_DROPPED_RING];
+	NameData	names[DP_DROPPED_RING];
+	int			n;
+	bool		sweep;
+	MemoryContext old = CurrentMemoryContext;
+
+	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+	n = ledger->ndropped;
+	sweep = ledger->dropped_overflow;
+	memcpy(oids, ledger->dropped_oid, sizeof(Oid) * n);
+	memcpy(names, ledger->dropped_name, sizeof(NameData) * n);
+	ledger->ndropped = 0;
+	ledger->dropped_overflow = false;
+	LWLockRelease(ledger->lock);
+	if (n == 0 && !sweep)
+		return;
+
+	PG_TRY();
+	{
+		static const char *const sweeps[] = {
+			"UPDATE dp_pg.ledger_entries e SET role = NULL, detail = coalesce(detail, '{}') || "
+			"pg_catalog.jsonb_build_object('dropped_role_oid', e.role::pg_catalog.oid::pg_catalog.int8) "
+			"WHERE e.role IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.role)",
+			"UPDATE dp_pg.ledger_entries e SET requested_by = NULL, detail = coalesce(detail, '{}') || "
+			"pg_catalog.jsonb_build_object('dropped_requested_by_oid', e.requested_by::pg_catalog.oid::pg_catalog.int8) "
+			"WHERE e.requested_by IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.requested_by)",
+			"DELETE FROM dp_pg.guard_refusal_log e "
+			"WHERE (e.role IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.role)) "
+			"   OR (e.as_role IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = e.as_role))",
+		};
+
+		DpWorkerBegin("dp_pg ledger: keeping the names of dropped roles");
+		if (DpLedgerHasNames())
+		{
+			/* (a DROP ROLE rolled back in a subtransaction left the role as it was) */
+			for (int i = 0; i < n; i++)
+				if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(oids[i])))
+					(void) DpLedgerKeepRoleName(oids[i], NameStr(names[i]));
+			if (sweep)
+				for (int q = 0; q < lengthof(sweeps); q++)
+					if (SPI_execute(sweeps[q], false, 0) < 0)
+						elog(ERROR, "could not convert the ledger rows of dropped roles");
+		}
+		DpWorkerCommit();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		edata = DpWorkerAbort(old);
+		ereport(LOG, (errmsg("dp_pg ledger: could not keep the names of dropped roles: %s", edata->message),
+					  errdetail("Their rows are converted when the worker starts again.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+}
+
 /* True (in a transaction) if the dp_pg extension exists in this database. */
 static bool
 DpWorkerExtensionExists(void)
@@ -2602,6 +3030,7 @@ DpLedgerWorkerMain(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
+	am_ledger_worker = true;
 	BackgroundWorkerInitializeConnection(dp_ledger_database, NULL, 0);
 	/* every ledger commit waits for its WAL flush, whatever the defaults say */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
@@ -2655,17 +3084,12 @@ DpLedgerWorkerMain(Datum arg)
 
 	/* a hot standby's worker forwards charges; after a promotion it restarts */
 	standby = RecoveryInProgress();
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	SPI_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	DpWorkerLoad(budgets, &upto);
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	DpWorkerReload(true, &upto);
 
 	LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
 	ledger->ready = true;
+	/* a crash may have lost dropped roles from the queue: look for them all once */
+	ledger->dropped_overflow = !standby;
 	DpLedgerBumpGeneration();
 	LWLockRelease(ledger->lock);
 	if (standby)
@@ -2682,6 +3106,8 @@ DpLedgerWorkerMain(Datum arg)
 
 		do
 		{
+			DpWorkerReloadIfAsked();
+			DpWorkerForgetDroppedRoles();
 			busy = DpWorkerBatch();
 			DpWorkerDrainRefusals();
 			CHECK_FOR_INTERRUPTS();

@@ -49,6 +49,42 @@ extern void DpLedgerInit(void);
 /* True once the worker has loaded the ledger and accepts requests. */
 extern bool DpLedgerReady(void);
 
+/* 'ready', 'not ready' or 'held' (a restored ledger not yet accepted): dp_pg.ledger_status(). */
+extern const char *DpLedgerStatus(void);
+
+/*
+ * Ask the worker to load the ledger tables again: a writer other than the
+ * worker committed a change of them (retention.c, at its commit).  Until the
+ * worker has, callers that need the budgets wait for it and the guard counts
+ * every session as an analyst.  No-op in the worker itself.
+ */
+extern void DpLedgerRequestReload(void);
+
+/* True in the ledger worker itself. */
+extern bool DpLedgerIsWorker(void);
+
+/*
+ * Whether the ledger holds a budget or a row, as the worker last loaded or
+ * wrote it; *known is false while the worker is not ready.
+ */
+extern bool DpLedgerHoldsEntries(bool *known);
+
+/*
+ * Roles whose DROP ROLE committed in another database: the worker converts
+ * their ledger rows to keep their names (ledger.c, DpWorkerForgetDroppedRoles).
+ * Never waits.
+ */
+extern void DpLedgerNoteDroppedRoles(int n, const Oid *oids, const NameData *names);
+
+/*
+ * Keep the name of a role that is dropped in its ledger rows: role (and
+ * requested_by) become NULL, detail keeps dropped_role (dropped_requested_by)
+ * with the name and the old OID; its refused queries leave the log.  In the
+ * ledger database, SPI connected, with the rights to write the ledger
+ * tables; false (nothing done) on the 0.1.0 layout, which has no room for it.
+ */
+extern bool DpLedgerKeepRoleName(Oid role, const char *name);
+
 /*
  * The budgeted roles a query run now must be charged to: every role with a
  * budget that the session user, the outer (SET ROLE) user or the current

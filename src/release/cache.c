@@ -248,12 +248,21 @@ DpNoteChange(Oid relid)
 	int			save_sec;
 	char		sql[512];
 	int			ret;
+	int			nestlevel;
 
 	for (int i = 0; i < nnoted; i++)
 		if (noted[i] == relid)
 			return;
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	/*
+	 * The statements run with superuser rights on behalf of whoever wrote the
+	 * table: the writer's search_path must not choose their functions or
+	 * operators (sum, count, =, ANY), so pg_catalog alone resolves them.
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	PG_TRY();
 	{
 		if ((ret = SPI_connect()) != SPI_OK_CONNECT)
@@ -280,6 +289,7 @@ DpNoteChange(Oid relid)
 	}
 	PG_FINALLY();
 	{
+		AtEOXact_GUC(true, nestlevel);
 		SetUserIdAndSecContext(save_userid, save_sec);
 	}
 	PG_END_TRY();

@@ -119,6 +119,8 @@ SynthRequireSelect(Relation rel, SynthColumn *cols, int ncols, AttrNumber unit_a
 {
 	Oid			relid = RelationGetRelid(rel);
 
+	/* dp_pg's grant to dp_pg_analyst opens no table without its protection (guard/grants.c) */
+	(void) DpGrantsCheckRelation(relid, GetUserId(), true);
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
 		return;
 	for (int j = 0; j <= ncols; j++)

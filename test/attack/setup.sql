@@ -551,3 +551,50 @@ $$;
 
 -- the control database: the same data, unprotected, readable by the analyst
 CREATE DATABASE atk_ctl;
+
+--
+-- Class 18 (test/attack/18_expr.atk): row expressions with derived bounds,
+-- expression keys, regular expressions, variances, count(DISTINCT), a DBA's
+-- views, filters that narrow listed keys.  clinic.sales_x (row-level):
+-- value domains by CHECK (amt, qty), a CHECK NOT VALID that rows break
+-- (nv), declared domains (f, r) with rows far outside them, a date with
+-- public keys (day) and one with a CHECK (shipped); id 2: NaN / -infinity /
+-- subnormals, id 3: 1e308 / 1e400 / infinity, id 4: a text of 200,000
+-- characters; id 17 is the only row of category '@CNRY@_cat' and its f is
+-- a secret near 42.
+--
+SET ROLE atk_owner;
+CREATE TABLE clinic.sales_x (id int PRIMARY KEY, person int NOT NULL,
+	amt numeric CHECK (amt BETWEEN 0 AND 1000), qty int CHECK (qty BETWEEN 0 AND 10),
+	nv numeric, f float8, r real, day date, shipped date CHECK (shipped BETWEEN '2024-01-01' AND '2024-12-31'),
+	cat text NOT NULL, sensitive boolean NOT NULL);
+INSERT INTO clinic.sales_x
+SELECT g, g % 100, (g % 40) * 2.5, g % 11, CASE WHEN g = 3 THEN 1e400 ELSE g % 30 END,
+       CASE g WHEN 2 THEN 'NaN' WHEN 3 THEN 1.7e308 WHEN 5 THEN -4.9e-324 WHEN 17 THEN 42.0 + @SALT@ % 7 / 10.0 ELSE g % 20 END,
+       CASE g WHEN 2 THEN '-Infinity' WHEN 3 THEN 3.4e38 ELSE (g % 10) / 4.0 END,
+       CASE g WHEN 2 THEN date '-infinity' WHEN 3 THEN date 'infinity' ELSE date '2024-01-01' + g % 120 END,
+       date '2024-01-01' + g % 200,
+       CASE WHEN g = 17 THEN '@CNRY@_cat' WHEN g = 4 THEN repeat('a', 200000) ELSE (ARRAY['Computers', 'Books', 'Games'])[g % 3 + 1] END,
+       g % 10 = 0 OR g = 17
+FROM generate_series(1, 3000) g;
+ALTER TABLE clinic.sales_x ADD CONSTRAINT nv_domain CHECK (nv BETWEEN 0 AND 50) NOT VALID;
+-- a DBA's views: a plain one, one that calls the helper's code, one over a
+-- view, one with aggregates inside; and a view the helper owns
+CREATE VIEW dba.sales_v AS SELECT * FROM clinic.sales_x WHERE qty > 0;
+CREATE VIEW dba.sales_said AS SELECT * FROM clinic.sales_x WHERE helper.say(cat);
+CREATE VIEW dba.sales_vv AS SELECT * FROM dba.sales_v WHERE amt > 1;
+CREATE VIEW dba.sales_by_cat AS SELECT cat, count(*) AS n FROM clinic.sales_x GROUP BY cat;
+GRANT SELECT ON dba.sales_v, dba.sales_said, dba.sales_vv, dba.sales_by_cat TO PUBLIC;
+RESET ROLE;
+GRANT SELECT ON clinic.sales_x TO atk_helper;
+SET ROLE atk_helper;
+CREATE VIEW helper.sales_h AS SELECT * FROM clinic.sales_x;
+GRANT SELECT ON helper.sales_h TO PUBLIC;
+RESET ROLE;
+REVOKE SELECT ON clinic.sales_x FROM atk_helper;
+SELECT dp_pg.protect('clinic.sales_x');
+SELECT dp_pg.set_domain('clinic.sales_x', 'f', 0, 100);
+SELECT dp_pg.set_domain('clinic.sales_x', 'r', 0, 10);
+SELECT dp_pg.set_public_keys('clinic.sales_x', 'day',
+	ARRAY(SELECT d::date FROM generate_series(date '2024-01-01', date '2024-12-31', interval '1 day') d));
+SELECT dp_pg.set_public_keys('clinic.sales_x', 'qty', ARRAY(SELECT generate_series(0, 10)));

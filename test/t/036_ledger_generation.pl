@@ -86,8 +86,9 @@ my $g2 = generation();
 is(changes(q{SELECT dp_pg.drop_budget('team')}), 'changed', 'drop_budget changes it');
 cmp_ok($g2, '==', generation() - 1, '... and the failed set_budget had not');
 
-# the worker stops being ready: terminated, it comes back but waits for the extension
-$node->safe_psql('postgres', 'DROP EXTENSION dp_pg');
+# the worker stops being ready: terminated, it comes back but waits for the
+# extension (dropped on purpose: the ledger is not empty)
+$node->safe_psql('postgres', 'SET dp_pg.allow_ledger_drop = on; DROP EXTENSION dp_pg;');
 my $g3 = generation();
 $node->safe_psql('postgres', q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'dp_pg ledger'});
 $node->poll_query_until('postgres', 'SELECT dp_test.generation() > ' . $g3) or die 'generation did not move';

@@ -92,7 +92,7 @@ sub parse_atk
 my @attacks = map { parse_atk($_) } sort glob("$adir/*.atk");
 # the classes of the corpus (test/attack/README.md): an attack names one of them
 my %classes = map { $_ => 1 } qw(1-having 2-code 3-errors 4-joins 5-side 6-units 7-ledger 8-other 9-bi
-  10-cache 11-quantile 12-keys 13-ddl 14-messages 17-synth 19-releases 20-unitjoin);
+  10-cache 11-quantile 12-keys 13-ddl 14-messages 17-synth 18-expr 19-releases 20-unitjoin 21-audit);
 my %seen;
 for my $a (@attacks)
 {
@@ -195,10 +195,13 @@ for my $a (@attacks)
 # A persistent superuser session (ledger counts between attacks)
 
 my ($su_in, $su_out, $su_err) = ('', '', '');
+# the timeout bounds each statement (restarted in su_query), not the whole
+# run: the corpus takes longer than 600 s on a slow server (sanitizers)
+my $su_timeout = IPC::Run::timeout(600);
 my $su = IPC::Run::start(
 	[ 'psql', '-XAtq', '-d', $node->connstr('postgres') ],
 	'<' => \$su_in, '>' => \$su_out, '2>' => \$su_err,
-	IPC::Run::timeout(600));
+	$su_timeout);
 my $su_n = 0;
 
 sub su_query
@@ -208,6 +211,7 @@ sub su_query
 	$su_out = '';
 	$su_err = '';
 	$su_in .= "$sql;\n\\echo $mark\n";
+	$su_timeout->start(600);
 	$su->pump until $su_out =~ /\Q$mark\E\n/;
 	(my $r = $su_out) =~ s/\Q$mark\E\n//;
 	die "superuser query failed: $sql: $su_err" if $su_err =~ /ERROR/ && !$tolerant;
@@ -565,6 +569,7 @@ if ($ENV{ATTACK_LEAK_FILE})
 diag(sprintf("elapsed %.1fs", time - $t_start));
 
 $su_in .= "\\q\n";
+$su_timeout->start(600);
 $su->finish;
 $node->stop;
 done_testing();

@@ -23,9 +23,10 @@ An expectation line is  NAME OUTCOME [ARGS]  (# starts a comment):
   answered C [C ...] [rows=N]
                        one C per charge, in ledger order: "2" is a charge of 2 call
                        sites of the role's default mechanism, "2+p" adds the partition
-                       selection (dp_pg.partition_mechanism); every site's mechanism
-                       family and cost, and the charge's epsilon and delta, must be
-                       exactly these; rows=N: the answer has N rows
+                       selection (dp_pg.partition_mechanism), "1+3/3" three sites of a
+                       third of the default mechanism each (a STDDEV's three moments);
+                       every site's mechanism family and cost, and the charge's epsilon
+                       and delta, must be exactly these; rows=N: the answer has N rows
   free                 no charge (probes, catalog queries, cached answers)
   refused SQLSTATE WHY the step failed with SQLSTATE, nothing charged: a refusal a
                        privacy system must make (raw rows, ...)
@@ -63,10 +64,10 @@ class Expect:
             if not args:
                 raise ValueError("answered needs the call sites of each charge")
             for a in args:
-                m = re.fullmatch(r"(\d+)(\+p)?", a)
+                m = re.fullmatch(r"(\d+)(\+\d+/\d+)?(\+p)?", a)
                 if not m:
-                    raise ValueError("bad charge %r (N or N+p)" % a)
-                self.charges.append((int(m.group(1)), bool(m.group(2))))
+                    raise ValueError("bad charge %r (N, N+M/K, N+p or N+M/K+p)" % a)
+                self.charges.append(a)
         elif kind == "free":
             if args:
                 raise ValueError("free takes no arguments")
@@ -225,6 +226,7 @@ def main():
         shapes, bad = [], []
         for rid, eps, delta, sites in mine:
             n_def = n_part = 0
+            split = {}          # K -> sites of 1/K of the default mechanism
             s_eps = s_delta = 0.0
             for s in sites or []:
                 # a call site of the default mechanism or the partition selection: its
@@ -232,7 +234,11 @@ def main():
                 # the mechanism split over the unit's groups, and the whole cost)
                 kind = "partition" if s.get("aggregate") == "partition selection" else "default"
                 family, c_eps, c_delta = cost[kind]
-                if str(s.get("mechanism", "")).split("(")[0] != family or \
+                k = round(c_eps / float(s.get("epsilon", -1))) if float(s.get("epsilon", -1)) > 0 else 0
+                if kind == "default" and k >= 2 and str(s.get("mechanism", "")).split("(")[0] == family and \
+                        close(float(s.get("epsilon")) * k, c_eps) and close(float(s.get("delta", -1)) * k, c_delta):
+                    split[k] = split.get(k, 0) + 1      # a share of the mechanism (derived.c's moments)
+                elif str(s.get("mechanism", "")).split("(")[0] != family or \
                         not close(float(s.get("epsilon", -1)), c_eps) or not close(float(s.get("delta", -1)), c_delta):
                     bad.append("charge %d: call site %s with mechanism %s costs (%s, %s), expected a %s site of (%s, %s)"
                                % (rid, s.get("aggregate"), s.get("mechanism"), s.get("epsilon"), s.get("delta"),
@@ -247,7 +253,8 @@ def main():
                 bad.append("charge %d: %d partition selections" % (rid, n_part))
             if not close(float(eps), s_eps) or not close(float(delta), s_delta):
                 bad.append("charge %d: epsilon %s delta %s, its call sites add up to %s, %s" % (rid, eps, delta, s_eps, s_delta))
-            shapes.append("%d%s" % (n_def, "+p" if n_part else ""))
+            shapes.append("%d%s%s" % (n_def, "".join("+%d/%d" % (split[k], k) for k in sorted(split)),
+                                      "+p" if n_part else ""))
         err_state = errs[-1][0] if (o.get("error") is not None and errs) else None
         seen = observed_outcome(shapes, o.get("error") is not None, err_state)
         if e is None:
@@ -264,9 +271,8 @@ def main():
             if e.kind == "answered":
                 if not o.get("rows"):
                     why.append("no rows")
-                if shapes != ["%d%s" % (n, "+p" if p else "") for n, p in e.charges]:
-                    why.append("charges [%s], expected [%s]" % (", ".join(shapes) or "none",
-                                                                " ".join("%d%s" % (n, "+p" if p else "") for n, p in e.charges)))
+                if shapes != e.charges:
+                    why.append("charges [%s], expected [%s]" % (", ".join(shapes) or "none", " ".join(e.charges)))
                 if e.rows is not None and o.get("rows") != e.rows:
                     why.append("%s rows, expected %d" % (o.get("rows"), e.rows))
             elif mine:
