@@ -103,7 +103,7 @@ suite package pg15        server "META.json; the Debian package built, installed
 
 packages tap  pgbouncer prometheus-postgres-exporter	# t/095_pgbouncer.pl, t/090_monitoring.pl
 packages fuzz sqlsmith libdbd-pg-perl
-packages package debhelper dpkg-dev fakeroot postgresql-server-dev-all
+packages package build-essential debhelper dpkg-dev fakeroot postgresql-server-dev-all
 packages bi   python3-psycopg2 default-jdk-headless libpostgresql-jdbc-java odbc-postgresql unixodbc \
 	python3-pyodbc r-base-core r-cran-dbi r-cran-rpostgresql r-cran-cardata r-cran-dbplyr \
 	python3-sqlalchemy python3-pandas pgcli pgbouncer $(command -v npm >/dev/null || echo nodejs npm)

@@ -78,12 +78,15 @@ foreach my $step (qw(before_charge worker_before_commit worker_after_commit befo
 			my $pid = $node->safe_psql('postgres',
 				q{SELECT pid FROM pg_stat_activity WHERE usename = 'ana'});
 			kill 'KILL', $pid if $pid;
+			# the postmaster's crash cycle first (until then the old processes still answer)
+			$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset) if $pid;
 		}
 		elsif ($victim eq 'worker')
 		{
 			my $pid = $node->safe_psql('postgres',
 				q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_pg ledger'});
 			kill 'KILL', $pid if $pid;
+			$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset) if $pid;
 		}
 		else
 		{

@@ -319,7 +319,10 @@ for my $step (qw(before_charge standby_before_forward worker_before_batch worker
 		{
 			my $pid = $s1->safe_psql('postgres',
 				q{SELECT pid FROM pg_stat_activity WHERE usename = 'ana' AND backend_type = 'client backend'});
+			my $o = -s $s1->logfile;
 			kill 'KILL', $pid if $pid;
+			# the standby's crash cycle first (until then the old processes still answer)
+			$s1->wait_for_log(qr/all server processes terminated; reinitializing/, $o) if $pid;
 		}
 		elsif ($victim eq 'standby_worker')
 		{
@@ -331,7 +334,9 @@ for my $step (qw(before_charge standby_before_forward worker_before_batch worker
 			# the primary's ledger worker: the whole primary restarts
 			my $pid = $primary->safe_psql('postgres',
 				q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_pg ledger'});
+			my $o = -s $primary->logfile;
 			kill 'KILL', $pid if $pid;
+			$primary->wait_for_log(qr/all server processes terminated; reinitializing/, $o) if $pid;
 		}
 		$h->finish;
 		my $answered = $out =~ /^t$/m ? 1 : 0;

@@ -106,6 +106,8 @@ my $pid = $node->safe_psql('postgres', q{SELECT pid FROM pg_stat_activity WHERE 
 ok($pid, 'the analyst is paused after the charge, before the entry is written');
 kill 'KILL', $pid;
 $h->finish;
+# the postmaster's crash cycle first (until then the old processes still answer)
+$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
 wait_ready();
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET dp_pg.debug_pause; SELECT pg_reload_conf()});
 sleep 1;
