@@ -16,6 +16,9 @@
  *       all), a bin held by more than tau + a few noise scales counts almost
  *       surely.  The noise is the histogram's: mech split over groups cells,
  *       sensitivity rows (1 and 1 without a privacy unit).
+ *
+ * Layer aggregates/ (docs/development.md): may call the release path
+ * (call sites, cache), the ledger, common/ and the numeric core.
  */
 #include "postgres.h"
 

@@ -14,6 +14,9 @@
  * comparison (role = 'ana'::regrole, relid = some_oid) does not match them
  * and keeps PostgreSQL's oid operators and their indexes.  An unknown name is
  * an error, as in the cast 'nobody'::regrole.
+ *
+ * Layer common/ (docs/development.md): may call the numeric core (core/)
+ * and the rest of common/, nothing above.
  */
 #include "postgres.h"
 

@@ -28,6 +28,9 @@
  *
  * (post-processing; a key held by few rows may not count, an absent one
  * counts with probability at most 0.05 / bins).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -14,6 +14,9 @@
  * before the call sites bind their constant arguments).  May call the guard's
  * own files (reads.c's plan stamps, shape.c's LIKE check), the release path's
  * DpContainsNonExternParam (callsite.h) and common/plantree.h.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -41,6 +41,9 @@
  * inner level is PostgreSQL's hash aggregation (one small group per unit and
  * cell, spilled to disk beyond work_mem) and a sort for the ranking; with
  * dp_pg.unit_cells, one small group per unit (at most g cells).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

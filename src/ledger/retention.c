@@ -41,6 +41,9 @@
  * out of our sight).  Nothing here acts in binary-upgrade mode: pg_upgrade
  * restores schemas, drops and recreates databases, and copies the ledger's
  * data whole.
+ *
+ * Layer ledger/ (docs/development.md): may call common/ and the numeric
+ * core, nothing above.
  */
 #include "postgres.h"
 
