@@ -3,38 +3,42 @@ EXTENSION = dp_pg
 MODULE_big = dp_pg
 OBJS = \
 	src/dp_pg.o \
-	src/guc.o \
+	src/common/guc.o \
 	src/core/mechanism.o \
-	src/mechanism_type.o \
+	src/common/mechanism_type.o \
 	src/core/noise.o \
 	src/core/calibrate.o \
-	src/inspect.o \
+	src/common/inspect.o \
 	src/core/random.o \
 	src/core/sample.o \
 	src/core/quantile.o \
 	src/core/moments.o \
-	src/agg_common.o \
-	src/callsite.o \
-	src/cache.o \
-	src/plantree.o \
-	src/agg_count.o \
-	src/agg_state.o \
+	src/common/agg_common.o \
+	src/release/catalogue.o \
+	src/release/cost.o \
+	src/release/callsite.o \
+	src/release/cache.o \
+	src/common/plantree.o \
+	src/aggregates/kinds.o \
+	src/aggregates/agg_count.o \
+	src/common/agg_state.o \
 	src/core/fixedsum.o \
-	src/agg_sum.o \
-	src/agg_histogram.o \
-	src/agg_quantile.o \
-	src/agg_units.o \
-	src/canonical.o \
-	src/postprocess.o \
-	src/moments.o \
+	src/aggregates/agg_sum.o \
+	src/aggregates/agg_histogram.o \
+	src/aggregates/agg_quantile.o \
+	src/aggregates/agg_units.o \
+	src/common/canonical.o \
+	src/aggregates/postprocess.o \
+	src/aggregates/moments.o \
 	src/core/accountant.o \
-	src/ledger.o \
-	src/standby.o \
-	src/budget.o \
-	src/retention.o \
-	src/names.o \
+	src/ledger/ledger.o \
+	src/ledger/standby.o \
+	src/ledger/budget.o \
+	src/ledger/timeline.o \
+	src/ledger/retention.o \
+	src/common/names.o \
 	src/guard/guard.o \
-	src/guard/protected.o \
+	src/common/protected.o \
 	src/guard/session.o \
 	src/guard/trust.o \
 	src/guard/stats.o \
@@ -55,6 +59,7 @@ OBJS = \
 	src/guard/unitkeys.o \
 	src/guard/ddl.o \
 	src/guard/reads.o \
+	src/guard/runconst.o \
 	src/synth/measure.o \
 	src/synth/model.o \
 	src/synth/columns.o \
@@ -79,10 +84,11 @@ REGRESS_OPTS = --load-extension=dp_pg
 TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
 TEST_ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
-# libpq: a hot standby's ledger worker forwards charges to the primary (src/standby.c)
+# libpq: a hot standby's ledger worker forwards charges to the primary (src/ledger/standby.c)
 SHLIB_LINK_INTERNAL = $(libpq)
 SHLIB_LINK += -lcrypto -lm
-PG_CPPFLAGS += -I$(libpq_srcdir) -I$(srcdir)/src -I$(srcdir)/src/core
+PG_CPPFLAGS += -I$(libpq_srcdir) -I$(srcdir)/src -I$(srcdir)/src/core \
+	-I$(srcdir)/src/common -I$(srcdir)/src/ledger -I$(srcdir)/src/release -I$(srcdir)/src/aggregates
 PG_CFLAGS += -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
 
 PG_CONFIG ?= pg_config
@@ -90,7 +96,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on every header (the tree is small; no stale objects)
-$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/guard/*.h $(srcdir)/src/synth/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h)
 
 # `make -s print-REGRESS` etc.: let test/all.sh read the test lists from here.
 print-%:

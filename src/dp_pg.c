@@ -8,6 +8,8 @@
  * dp_pg must be loaded through shared_preload_libraries.  When it is loaded
  * any other way (a plain CREATE EXTENSION / LOAD), the aggregates fail closed:
  * they refuse to release anything and say how to fix the configuration.
+ *
+ * The top layer (docs/development.md): calls every folder's init.
  */
 #include "postgres.h"
 
@@ -15,19 +17,18 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "cache.h"
 #include "callsite.h"
+#include "catalogue.h"
 #include "guard/guard.h"
 #include "guc.h"
 #include "hooks.h"
 #include "ledger.h"
+#include "standby.h"
 #include "retention.h"
 
 PG_MODULE_MAGIC;
-
-/* True when the library was loaded by shared_preload_libraries. */
-bool		dp_pg_preloaded = false;
 
 void		_PG_init(void);
 
@@ -39,11 +40,13 @@ _PG_init(void)
 
 	DpGucInit();
 	DpAggCommonInit();
+	DpAggregatesRegister();
 	DpCacheInit();
 	if (dp_pg_preloaded)
 	{
-		DpCallSitesInit();
+		DpCatalogueInit();
 		DpLedgerInit();
+		DpStandbyInit();
 		DpRetentionInit();
 		DpGuardInit();
 		DpHooksInit();

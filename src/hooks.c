@@ -44,6 +44,8 @@
  *   get_attavgwidth_hook
  *   emit_log_hook           agg_count.c: a hint for dp_count(*, mechanism),
  *                           a syntax error
+ *
+ * The top layer (docs/development.md): may call every folder.
  */
 #include "postgres.h"
 
@@ -59,7 +61,7 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "budget.h"
 #include "cache.h"
 #include "callsite.h"
@@ -123,6 +125,7 @@ static void
 DpExecutorStartHook(QueryDesc *queryDesc, int eflags)
 {
 	DpReadsExecutorStart(queryDesc, eflags);
+	DpRunConstantsBind(queryDesc, eflags);
 	DpCallSitesBindArguments(queryDesc, eflags);
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);

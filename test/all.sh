@@ -92,7 +92,7 @@ suite() {
 }
 packages() { S_PKGS[$1]="${*:2}"; }
 
-suite layout  pg15        -      "src/core includes no PostgreSQL header (it is plain C)" suite_layout
+suite layout  pg15        -      "src/core includes no PostgreSQL header (it is plain C); the layers of src/ (test/layering.pl)" suite_layout
 suite unit    pg15,newest -      "plain-C unit tests of src/core against test/reference (test/unit)" suite_c unit
 suite stat    pg15        -      "statistical tests of the samplers, with positive controls (test/stat)" suite_c stat
 suite regress pg15,newest server "pg_regress (sql/, expected/), then the isolation specs (test/isolation), on one cluster" suite_regress
@@ -217,6 +217,11 @@ suite_layout() {
 	done
 	echo "layout: $P files plain C, $F with a PostgreSQL or unknown header"
 	record layout $P $F
+	# the layers of src/ (docs/development.md): no upward call or #include, no circle; and its positive controls
+	echo "=== layering (test/layering.pl)"
+	if perl "$DP_ROOT/test/layering.pl"; then P=1; F=0; else P=0; F=1; fi
+	if perl "$DP_ROOT/test/layering.pl" --control; then P=$((P + 1)); else F=$((F + 1)); fi
+	record layering $P $F
 }
 
 # A plain-C suite (test/unit or test/stat: one TAP program per test_*.c),

@@ -58,6 +58,9 @@
  * "no bound" (NULL) while the online totals would be NaN, and every
  * comparison with NaN is false.  An infinite delta is refused too: it would
  * be stored as NULL, which the replay reads as 0.
+ *
+ * Layer core/ (docs/development.md): plain C; may call the C library,
+ * OpenSSL and core/ only.
  */
 #include "accountant.h"
 

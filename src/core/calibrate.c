@@ -99,6 +99,9 @@
  *   Discrete Gaussian with integer Delta: D_alpha <= alpha Delta^2/(2 sigma2),
  *   i.e. Delta^2/(2 sigma2)-zCDP [CKS 2020, Prop 5]; eps-DP is eps^2/2-zCDP
  *   [Bun-Steinke 2016, Prop 3.3].
+ *
+ * Layer core/ (docs/development.md): plain C; may call the C library,
+ * OpenSSL and core/ only.
  */
 #include <float.h>
 #include <math.h>

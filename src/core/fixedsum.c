@@ -4,6 +4,9 @@
  * Plain C.  The sensitivity argument is in fixedsum.h; the noise itself is
  * planned by noise.c, so everything charged is computed for the noise
  * actually sampled at the lattice sensitivity L.
+ *
+ * Layer core/ (docs/development.md): plain C; may call the C library,
+ * OpenSSL and core/ only.
  */
 #include "fixedsum.h"
 

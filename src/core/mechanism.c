@@ -9,6 +9,9 @@
  * Grammar:  family '(' key '=' number { ',' key '=' number } ')'
  * with blanks anywhere between tokens, names case-insensitive, numbers in
  * plain decimal notation (no hex floats, no nan/inf spellings).
+ *
+ * Layer core/ (docs/development.md): plain C; may call the C library,
+ * OpenSSL and core/ only.
  */
 #include "mechanism.h"
 

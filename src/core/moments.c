@@ -31,6 +31,9 @@
  * its extremes over the box are at those points.  The sample variance is
  * the population variance times N / (N - 1), decreasing in N: the product
  * of the two ranges holds it.
+ *
+ * Layer core/ (docs/development.md): plain C; may call the C library,
+ * OpenSSL and core/ only.
  */
 #include <math.h>
 

@@ -21,6 +21,9 @@
  * represented exactly (a larger m at fixed sigma is less private); the plan
  * is refused otherwise.  Accounting values are those of the noise actually
  * sampled, computed at the parameters actually used.
+ *
+ * Layer core/ (docs/development.md): plain C; may call the C library,
+ * OpenSSL and core/ only.
  */
 #include "noise.h"
 

@@ -1,5 +1,8 @@
 /*
  * quantile.c — the exponential mechanism for quantiles (see quantile.h).
+ *
+ * Layer core/ (docs/development.md): plain C; may call the C library,
+ * OpenSSL and core/ only.
  */
 #include <math.h>
 

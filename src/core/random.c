@@ -31,6 +31,9 @@
  * server's handler raises an ERROR by longjmp, the default handler aborts.
  * Before failing, the RNG is left in a consistent, empty state, so a caller
  * that catches the error may keep using it (the next draw refills).
+ *
+ * Layer core/ (docs/development.md): plain C; may call the C library,
+ * OpenSSL and core/ only.
  */
 #include "random.h"
 

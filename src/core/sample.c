@@ -100,6 +100,9 @@
  *
  * Timing: the number of random bits and loop iterations depends on the
  * noise value drawn; callers must not expose per-draw timing.
+ *
+ * Layer core/ (docs/development.md): plain C; may call the C library,
+ * OpenSSL and core/ only.
  */
 #include "sample.h"
 

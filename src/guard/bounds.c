@@ -48,6 +48,9 @@
  * values).  Its released form is canonical (DpCanonicalKey): a numeric
  * without trailing zeros, a float without -0, so a released key never shows
  * how one row spelled its value (DESIGN 8.8).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

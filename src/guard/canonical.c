@@ -18,6 +18,9 @@
  * nondeterministic collation, citext, tsvector, ...) is refused while
  * planning, before anything is charged; so is such a key of dp_histogram(key,
  * mech), whose labels agg_histogram.c canonicalises itself.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -44,6 +44,9 @@
  * queries through it too, where a query on a protected table is refused
  * whatever its rows.  The closure is computed per statement, only for the
  * statements that have targets, so it is never stale.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -14,7 +14,7 @@
  *                               h, <sample>, <root>)
  *
  * with c = (lo + hi) / 2 and h = (hi - lo) / 2: sums of centred values,
- * whose sensitivity is the domain's half-width (src/moments.c,
+ * whose sensitivity is the domain's half-width (src/aggregates/moments.c,
  * src/core/moments.c; FILTER kept on each).  The arithmetic is checked like
  * any (bounds.c); on a table with a privacy unit each moment is bounded per
  * unit like any dp_count / dp_sum.
@@ -28,6 +28,9 @@
  *
  * (post-processing; a key held by few rows may not count, an absent one
  * counts with probability at most 0.05 / bins).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

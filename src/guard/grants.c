@@ -32,6 +32,9 @@
  *
  * Nothing here acts in binary-upgrade mode (pg_upgrade restores ACLs before
  * the protection rows' data is copied).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -18,6 +18,9 @@
  * the threshold of dp_pg.partition_threshold, so a key held by one row shows
  * with probability at most delta.  With a privacy unit it is
  * dp_pg.bounded_partition_keep(mech, groups), counting units (units.c).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -39,7 +42,7 @@
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "guc.h"

@@ -22,6 +22,9 @@
  *      runs, and the final plan is checked against the counts and stamped.
  * Anything refused is ERROR before execution: nothing is charged or
  * released.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

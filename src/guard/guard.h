@@ -76,35 +76,13 @@
 
 #include "mechanism.h"
 
+/* protected.c — the protected tables and their public keys: common/protected.h */
+#include "protected.h"
+
 /* ------------------------------------------------------------------------
- * protected.c — the protected tables of this database and their public keys
+ * translate.c — the value domain of a column
  * ------------------------------------------------------------------------
  */
-
-/* A protected table as dp_pg.protected_tables lists it. */
-typedef struct DpProtected
-{
-	Oid			relid;
-	bool		has_unit;		/* a privacy unit is declared */
-	NameData	unit;			/* its column */
-	int32		max_groups;		/* max_groups_contributed */
-	int32		max_rows;		/* max_rows_per_unit */
-} DpProtected;
-
-/* The protected tables of the current database (cached; empty without dp_pg). */
-extern List *DpProtectedTables(void);
-
-/* The entry of relid among the protected tables, or NULL. */
-extern DpProtected *DpFindProtected(List *prot, Oid relid);
-
-/* True if relid is a protected table. */
-extern bool DpIsProtected(Oid relid);
-
-/* The declared public keys (text[]) of column attname of relid, or NULL. */
-extern ArrayType *DpPublicKeys(Oid relid, const char *attname);
-
-/* The value domain a DBA declared for a column (dp_pg.set_domain); false if none. */
-extern bool DpDeclaredDomain(Oid relid, const char *attname, double *lo, double *hi);
 
 /*
  * A constant's value as a double, if it can bound a column of type coltype
@@ -121,12 +99,6 @@ extern bool DpConstValue(Const *c, Oid coltype, double *v);
  * dp_pg.set_domain's bounds.  False if either end is unbounded.
  */
 extern bool DpColumnDomain(Oid relid, AttrNumber attno, Oid coltype, double *lo, double *hi);
-
-/* Changes whenever the protected set or a protected table's relcache entry is invalidated. */
-extern uint64 DpProtectedGeneration(void);
-
-/* Register the cache invalidation callbacks. */
-extern void DpProtectedInit(void);
 
 /* ------------------------------------------------------------------------
  * grants.c — the analysts' grant never opens a table without its protection
@@ -594,5 +566,10 @@ extern void DpGuardUtility(PlannedStmt *pstmt);
 
 /* Set up the guard's caches (from _PG_init, preloaded only). */
 extern void DpGuardInit(void);
+
+/* runconst.c: run-time constants (dp_pg.run_constant), bound before the query runs */
+extern Oid	DpRunConstantFunction(void);
+extern Oid	DpRunLikePatternFunction(void);
+extern void DpRunConstantsBind(QueryDesc *queryDesc, int eflags);
 
 #endif							/* DP_GUARD_H */

@@ -27,6 +27,9 @@
  * the whole expression is evaluated once, while planning, on the window's
  * edges, far outside it, on infinities, NaN and NULL, so an invalid unit or
  * bucket fails the query for every table alike.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -56,6 +56,9 @@
  * fixed before either runs).  Its DP level is a MATERIALIZED common table
  * expression without outer references, computed once however often the join
  * scans it (callsite.c).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

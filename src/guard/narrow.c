@@ -24,6 +24,9 @@
  * query's constants.  Rows are not filtered here (the WHERE still does
  * that); without such conjuncts, or beyond DP_NARROW_MAX_ROWS combinations,
  * the list stays whole.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -31,6 +31,9 @@
  * (a PL/pgSQL or SQL function that was not inlined) that reads a table with a
  * privacy unit must itself be a bounded dp query, otherwise its rows would
  * feed the outer dp aggregate unbounded (0A000).  This applies to every role.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -17,6 +17,9 @@
  * text for a given pattern; lookaround constraints cost more time, never an
  * error.  Bound parameters as patterns are not accepted (a LIKE pattern
  * may be one: its check is simpler).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

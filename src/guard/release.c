@@ -23,6 +23,9 @@
  * hash table's layout depends on the groups that were not released).  Later
  * widenings of what analysts may write around a dp query belong above this
  * line and do not touch the DP level.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

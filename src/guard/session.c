@@ -30,6 +30,9 @@
  * always sends, comes from VACUUM, ANALYZE, CLUSTER and REINDEX VERBOSE,
  * which analysts may not run on protected tables (ddl.c), and from RAISE INFO
  * in trusted code.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -39,6 +39,9 @@
  * predicate, each equality an equality of the index's operator family under
  * the index's collation or a deterministic one: each protected row meets at
  * most one of its rows, so no sensitivity changes.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -73,7 +76,7 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "ledger.h"

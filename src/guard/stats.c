@@ -39,6 +39,9 @@
  * object-access hook and are refused (DpStatsCheckExecute).  Catalogs read
  * through SQL functions that the planner inlines after the guard looked are
  * refused when the plan is final (reads.c).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -34,6 +34,9 @@
  * count(DISTINCT <privacy unit>), below), other aggregates (string_agg, ...),
  * sums of money or intervals, and sums or averages of expressions that are
  * not a column of the protected table.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -66,7 +69,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "guc.h"

@@ -28,6 +28,9 @@
  *
  * The trust decision per function is cached and forgotten when pg_proc or a
  * role changes.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

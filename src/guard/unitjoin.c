@@ -42,6 +42,9 @@
  * joined to itself; a third protected table; outer joins other than a LEFT
  * JOIN whose preserved side is the first table (its unit column then never
  * reads NULL for a row of another unit).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

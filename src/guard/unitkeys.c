@@ -21,6 +21,9 @@
  * through partition selection).  GROUP BY on keys the DBA declared public is
  * not: every declared key is released with its noise, without partition
  * selection.  count(DISTINCT <unit>) counts the units of coarser groups.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -37,7 +40,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "guard/guard.h"
 #include "ledger.h"
 

@@ -25,7 +25,7 @@
  * (priorities from OpenSSL).  Where every inner aggregate has an accumulator
  * in dp_pg.unit_cells (all but a numeric sum), the inner level is instead
  * one aggregation by unit that keeps the unit's g cells while it aggregates
- * (DpUnitCellsQuery, src/agg_units.c): the same cells and values, without
+ * (DpUnitCellsQuery, src/aggregates/agg_units.c): the same cells and values, without
  * the sort of every (unit, cell).  The outer dp aggregates are dp_pg.bounded_*,
  * which clamp each contribution again (to [0, r], or for sums to
  * [least(0, r*lo), greatest(0, r*hi)], the hull of every [k*lo, k*hi]) and
@@ -41,6 +41,9 @@
  * inner level is PostgreSQL's hash aggregation (one small group per unit and
  * cell, spilled to disk beyond work_mem) and a sort for the ranking; with
  * dp_pg.unit_cells, one small group per unit (at most g cells).
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -68,7 +71,7 @@
 #include "lib/stringinfo.h"
 #include "access/stratnum.h"
 
-#include "agg_common.h"
+#include "aggregates.h"
 #include "callsite.h"
 #include "guard/guard.h"
 #include "ledger.h"

@@ -25,6 +25,9 @@
  * invoker, or the owner of the view that reads it), and the view's OID goes
  * into the plan's relation list (guard.c), so that a GRANT, REVOKE or
  * CREATE OR REPLACE of the view makes PostgreSQL plan the query again.
+ *
+ * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 

@@ -29,6 +29,9 @@
  * type cache's, checked to be trusted, i.e. a superuser's, before anything
  * is charged), direct reads of integers, floats and timestamps, and
  * numeric_float8_no_overflow.
+ *
+ * Layer synth/ (docs/development.md): may call the guard and every layer
+ * below it.
  */
 #include "postgres.h"
 

@@ -64,6 +64,9 @@
  * cost of one release at sensitivity m, and plans a little less if not.
  * A budget so small that a measurement's noise would leave the exact
  * samplers' range is refused as a bad parameter.
+ *
+ * Layer synth/ (docs/development.md): may call the guard and every layer
+ * below it.
  */
 #include "synth.h"
 

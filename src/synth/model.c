@@ -39,6 +39,9 @@
  * so pairs off the tree carry little sampling noise too (on the Arrests
  * data the rows' mean pair error is within 0.0003 of the model's, against
  * 0.0016 for independent draws per parent group).
+ *
+ * Layer synth/ (docs/development.md): may call the guard and every layer
+ * below it.
  */
 #include "synth.h"
 

@@ -37,6 +37,9 @@
  * The call never consults or fills the released-answer cache: each call is
  * a new release with new noise, charged in full.  A rollback of the
  * caller's transaction drops the twin but never the charge.
+ *
+ * Layer synth/ (docs/development.md): may call the guard and every layer
+ * below it.
  */
 #include "postgres.h"
 

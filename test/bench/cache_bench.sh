@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/bench/cache_bench.sh — a dashboard's answer served from the
-# released-answer cache (src/cache.c) against the same dp query run (and
+# released-answer cache (src/release/cache.c) against the same dp query run (and
 # charged) each time, on a 10M-row protected table and on a 100-row one: the
 # cached answer's latency must not depend on the table's size (target: p50
 # <= 2 ms at any size).  Also the cost the change trigger adds to writes.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/bench/keys_bench.sh — what releasing GROUP BY keys in their canonical
-# spelling (src/canonical.c, src/guard/canonical.c) costs: an analyst's
+# spelling (src/common/canonical.c, src/guard/canonical.c) costs: an analyst's
 # GROUP BY through partition selection on 1M rows (ROWS), by key type — int (no
 # canonical form needed), numeric, float8, interval, jsonb (each released key
 # through dp_pg.canonical_key) — with 1,000 and with 100,000 groups, and the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/bench/quantile_bench.sh — dp_quantile (the exponential mechanism over
-# 1,024 cells, src/agg_quantile.c) against PostgreSQL's percentile_cont on a
+# 1,024 cells, src/aggregates/agg_quantile.c) against PostgreSQL's percentile_cont on a
 # 10M-row table: the median of a float8 column, whole table and GROUP BY 4
 # keys, serially and with 2 workers.  Median of RUNS timed runs (default 5)
 # after one warm-up, one session (\timing), as superuser (never charged).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/bench/standby_bench.sh — charged dp queries on a primary alone and
 # spread over the primary and two hot standbys, whose charges are forwarded
-# to the primary's ledger (src/standby.c), on this one machine, fsync ON.
+# to the primary's ledger (src/ledger/standby.c), on this one machine, fsync ON.
 #
 #   bash test/bench/standby_bench.sh           (as root or the postgres user)
 #

@@ -140,7 +140,7 @@ is($s1->safe_psql('postgres', q{SELECT count(*) FROM dp_pg.ledger WHERE kind = '
 }
 is($s1->safe_psql('postgres', q{SELECT count(*) FROM pub}, extra_params => [ '-U', 'ana' ]), 10,
 	'plain queries on public tables run on a standby');
-# the answer cache on a standby (src/cache.c): served again uncharged from the standby's own
+# the answer cache on a standby (src/release/cache.c): served again uncharged from the standby's own
 # entries; a write on the primary, once replayed, makes the next run a new, charged release
 {
 	$primary->safe_psql('postgres', q{

@@ -1,5 +1,5 @@
 # The released-answer cache across sessions, restarts and crashes
-# (src/cache.c): a kept answer survives a restart and is served uncharged to
+# (src/release/cache.c): a kept answer survives a restart and is served uncharged to
 # a new session of the same role; a crash between the charge and the write
 # of the entry never serves an answer (the next run is charged again); a
 # write committed after an answer was computed makes the next run miss even

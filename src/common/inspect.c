@@ -1,0 +1,309 @@
+/*
+ * inspect.c — free inspection and accuracy helpers (public parameters only).
+ *
+ * None of these functions reads data or charges anything: they answer what a
+ * mechanism's noise is, what it guarantees and how accurate it is.
+ *
+ *   privacy forms (laplace(epsilon=..), gaussian(epsilon=.., delta=..),
+ *   gaussian(rho=..), osgt(epsilon=.., delta=..)): the discrete noise that
+ *   an aggregate with this sensitivity actually samples (integer lattice for
+ *   an integer sensitivity, as dp_count; a power-of-two lattice otherwise),
+ *   and that noise's own exact profile;
+ *   noise forms (laplace(scale=..), gaussian(sigma=..), osgt(sigma=.., m=..)):
+ *   the continuous family with exactly those parameters (test/reference).
+ *
+ * Layer common/ (docs/development.md): may call the numeric core (core/)
+ * and the rest of common/, nothing above.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+#include "agg_common.h"
+#include "calibrate.h"
+#include "noise.h"
+
+PG_FUNCTION_INFO_V1(dp_inspect_calibrate);
+PG_FUNCTION_INFO_V1(dp_inspect_privacy_delta);
+PG_FUNCTION_INFO_V1(dp_inspect_privacy_epsilon);
+PG_FUNCTION_INFO_V1(dp_inspect_renyi);
+PG_FUNCTION_INFO_V1(dp_inspect_zcdp_epsilon);
+PG_FUNCTION_INFO_V1(dp_noise_stddev);
+PG_FUNCTION_INFO_V1(dp_confidence_interval);
+
+/* ERROR 22023 unless lo < v <= hi (lo <= v when lo_inclusive), v finite. */
+static void
+DpCheckArg(const char *name, double v, double lo, bool lo_inclusive, double hi)
+{
+	if (isnan(v) || isinf(v) || v < lo || (v == lo && !lo_inclusive) || v > hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a finite number %s %g and at most %g, got %g",
+						name, lo_inclusive ? "at least" : "greater than", lo, hi, v)));
+}
+
+/* The mechanism argument, checked. */
+static DpMechanism *
+DpMechArg(FunctionCallInfo fcinfo, int argno)
+{
+	DpMechanism *mech = (DpMechanism *) PG_GETARG_POINTER(argno);
+	char		err[256];
+
+	if (!dp_mechanism_validate(mech, err, sizeof(err)))
+		DpReportMechanismError(err);
+	return mech;
+}
+
+/*
+ * A noise form's parameters relative to the sensitivity must stay where the
+ * closed forms are accurate in double precision (far beyond any useful noise).
+ */
+static void
+DpCheckNoiseForm(const DpMechanism *mech, double sensitivity)
+{
+	double		r = sensitivity / mech->p[0];
+
+	if (mech->form != DP_FORM_NOISE)
+		return;
+	if (!(r >= 1e-12 && r <= 1e12) ||
+		(mech->family == DP_MECH_OSGT && !(mech->p[1] <= 1e12 * mech->p[0])))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("noise parameters out of the supported range for this sensitivity"),
+				 errdetail("sensitivity / noise scale must be between 1e-12 and 1e12, and m / sigma at most 1e12.")));
+}
+
+/* Return v, or ERROR if it could not be computed. */
+static double
+DpCheckResult(double v)
+{
+	if (isnan(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the result is not representable for these parameters")));
+	return v;
+}
+
+/* Plan the noise of a privacy form at a real sensitivity, or ERROR. */
+static void
+DpPlanForInspection(DpNoisePlan *plan, const DpMechanism *mech, double sensitivity)
+{
+	char		err[256];
+
+	DpCheckArg("sensitivity", sensitivity, 0.0, false, 1e15);
+	if (!dp_noise_plan_real(plan, mech, sensitivity, err, sizeof(err)))
+		DpReportMechanismError(err);
+}
+
+/* dp_pg.calibrate(mech, sensitivity) -> (family, scale, sigma, m, variance). */
+Datum
+dp_inspect_calibrate(PG_FUNCTION_ARGS)
+{
+	DpMechanism *mech = DpMechArg(fcinfo, 0);
+	double		sensitivity = PG_GETARG_FLOAT8(1);
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false, true, true, true, false};
+	double		scale = 0,
+				sigma = 0,
+				m = 0,
+				variance;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	DpCheckArg("sensitivity", sensitivity, 0.0, false, 1e15);
+
+	if (mech->form == DP_FORM_NOISE)
+	{
+		if (mech->family == DP_MECH_LAPLACE)
+			scale = mech->p[0];
+		else
+			sigma = mech->p[0];
+		if (mech->family == DP_MECH_OSGT)
+			m = mech->p[1];
+		variance = dp_noise_form_variance(mech);
+	}
+	else
+	{
+		DpNoisePlan plan;
+
+		DpPlanForInspection(&plan, mech, sensitivity);
+		scale = plan.scale;
+		sigma = plan.sigma;
+		m = plan.m;
+		variance = plan.variance;
+	}
+	values[0] = CStringGetTextDatum(dp_mechanism_family_name(mech->family));
+	if (mech->family == DP_MECH_LAPLACE)
+	{
+		nulls[1] = false;
+		values[1] = Float8GetDatum(scale);
+	}
+	else
+	{
+		nulls[2] = false;
+		values[2] = Float8GetDatum(sigma);
+	}
+	if (mech->family == DP_MECH_OSGT)
+	{
+		nulls[3] = false;
+		values[3] = Float8GetDatum(m);
+	}
+	values[4] = Float8GetDatum(variance);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/* dp_pg.privacy_delta(mech, sensitivity, epsilon): the exact delta(epsilon). */
+Datum
+dp_inspect_privacy_delta(PG_FUNCTION_ARGS)
+{
+	DpMechanism *mech = DpMechArg(fcinfo, 0);
+	double		sensitivity = PG_GETARG_FLOAT8(1);
+	double		eps = PG_GETARG_FLOAT8(2);
+
+	DpCheckArg("sensitivity", sensitivity, 0.0, false, 1e15);
+	DpCheckArg("epsilon", eps, 0.0, true, 1000.0);
+	DpCheckNoiseForm(mech, sensitivity);
+	if (mech->form == DP_FORM_NOISE)
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_form_delta(mech, sensitivity, eps)));
+	else
+	{
+		DpNoisePlan plan;
+
+		DpPlanForInspection(&plan, mech, sensitivity);
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_plan_delta(&plan, eps)));
+	}
+}
+
+/* dp_pg.privacy_epsilon(mech, sensitivity, delta): the smallest epsilon at delta. */
+Datum
+dp_inspect_privacy_epsilon(PG_FUNCTION_ARGS)
+{
+	DpMechanism *mech = DpMechArg(fcinfo, 0);
+	double		sensitivity = PG_GETARG_FLOAT8(1);
+	double		delta = PG_GETARG_FLOAT8(2);
+
+	DpCheckArg("sensitivity", sensitivity, 0.0, false, 1e15);
+	if (isnan(delta) || !(delta > 0.0 && delta < 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delta must be a number greater than 0 and less than 1, got %g", delta)));
+	DpCheckNoiseForm(mech, sensitivity);
+	if (mech->form == DP_FORM_NOISE)
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_form_epsilon(mech, sensitivity, delta)));
+	else
+	{
+		DpNoisePlan plan;
+
+		DpPlanForInspection(&plan, mech, sensitivity);
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_plan_epsilon(&plan, delta)));
+	}
+}
+
+/* dp_pg.renyi(mech, sensitivity, alpha): the Rényi divergence of order alpha. */
+Datum
+dp_inspect_renyi(PG_FUNCTION_ARGS)
+{
+	DpMechanism *mech = DpMechArg(fcinfo, 0);
+	double		sensitivity = PG_GETARG_FLOAT8(1);
+	double		alpha = PG_GETARG_FLOAT8(2);
+
+	DpCheckArg("sensitivity", sensitivity, 0.0, false, 1e15);
+	DpCheckArg("alpha", alpha, 1.0, false, 1e6);
+	DpCheckNoiseForm(mech, sensitivity);
+	if (mech->form == DP_FORM_NOISE)
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_form_rdp(mech, sensitivity, alpha)));
+	else
+	{
+		DpNoisePlan plan;
+
+		DpPlanForInspection(&plan, mech, sensitivity);
+		PG_RETURN_FLOAT8(DpCheckResult(dp_noise_plan_rdp(&plan, alpha)));
+	}
+}
+
+/* dp_pg.zcdp_epsilon(rho, delta): epsilon of rho-zCDP at delta (Canonne-Kamath-Steinke). */
+Datum
+dp_inspect_zcdp_epsilon(PG_FUNCTION_ARGS)
+{
+	double		rho = PG_GETARG_FLOAT8(0);
+	double		delta = PG_GETARG_FLOAT8(1);
+
+	DpCheckArg("rho", rho, 0.0, false, 1e4);
+	if (isnan(delta) || !(delta > 0.0 && delta < 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delta must be a number greater than 0 and less than 1, got %g", delta)));
+	PG_RETURN_FLOAT8(dp_zcdp_eps_cks(rho, delta, NULL));
+}
+
+/* Variance of the noise of mech at sensitivity (form-aware). */
+static double
+DpInspectVariance(const DpMechanism *mech, double sensitivity)
+{
+	DpNoisePlan plan;
+
+	if (mech->form == DP_FORM_NOISE)
+		return dp_noise_form_variance(mech);
+	DpPlanForInspection(&plan, mech, sensitivity);
+	return plan.variance;
+}
+
+/* dp_noise_stddev(mech, sensitivity): standard deviation of the noise. */
+Datum
+dp_noise_stddev(PG_FUNCTION_ARGS)
+{
+	DpMechanism *mech = DpMechArg(fcinfo, 0);
+	double		sensitivity = PG_GETARG_FLOAT8(1);
+
+	DpCheckArg("sensitivity", sensitivity, 0.0, false, 1e15);
+	PG_RETURN_FLOAT8(sqrt(DpInspectVariance(mech, sensitivity)));
+}
+
+/*
+ * dp_confidence_interval(value, mech, sensitivity, level) -> (lower, upper):
+ * value -/+ h with P(|noise| <= h) >= level, so the closed interval [lower,
+ * upper] covers the true answer with probability at least level (the open
+ * one need not: integer noise puts weight on +-h itself).
+ */
+Datum
+dp_confidence_interval(PG_FUNCTION_ARGS)
+{
+	double		value = PG_GETARG_FLOAT8(0);
+	DpMechanism *mech = DpMechArg(fcinfo, 1);
+	double		sensitivity = PG_GETARG_FLOAT8(2);
+	double		level = PG_GETARG_FLOAT8(3);
+	double		h;
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (isnan(value) || isinf(value))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("value must be finite, got %g", value)));
+	DpCheckArg("sensitivity", sensitivity, 0.0, false, 1e15);
+	if (isnan(level) || !(level > 0.0 && level < 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("level must be a number greater than 0 and less than 1, got %g", level)));
+	if (mech->form == DP_FORM_NOISE)
+		h = dp_noise_form_halfwidth(mech, level);
+	else
+	{
+		DpNoisePlan plan;
+
+		DpPlanForInspection(&plan, mech, sensitivity);
+		h = dp_noise_plan_halfwidth(&plan, level);
+	}
+	values[0] = Float8GetDatum(value - h);
+	values[1] = Float8GetDatum(value + h);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}

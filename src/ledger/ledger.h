@@ -1,0 +1,232 @@
+/*
+ * ledger.h — durable, rollback-proof charging of privacy costs.
+ */
+#ifndef DP_LEDGER_H
+#define DP_LEDGER_H
+
+#include "postgres.h"
+
+#include "accountant.h"
+#include "datatype/timestamp.h"
+
+#define DP_MAX_CHARGE_ROLES 16
+
+/* A budgeted role as the ledger worker knows it (a copy, for views). */
+typedef struct DpBudgetRow
+{
+	Oid			role;
+	DpLimits	limits;
+	DpLimits	caps;			/* per-query caps (NaN: none) */
+	DpCost		spent;
+	int64		charges;
+} DpBudgetRow;
+
+/* What a read request reads (DpLedgerReadRows). */
+typedef enum DpReadWhat
+{
+	DP_READ_LEDGER = 1,			/* dp_pg.ledger_entries */
+	DP_READ_REFUSALS			/* dp_pg.guard_refusal_log */
+} DpReadWhat;
+
+/* GUCs */
+extern char *dp_ledger_database;
+extern int	dp_charge_timeout_ms;
+extern int	dp_refusal_log_size;
+
+/*
+ * Fault injection for the crash tests (superuser only, off by default):
+ * sleep dp_pg.debug_pause_ms at the step named by dp_pg.debug_pause.
+ */
+extern void DpDebugPause(const char *step);
+
+/* shmem_request_hook and shmem_startup_hook bodies (installed by hooks.c). */
+extern void DpLedgerShmemRequest(void);
+extern void DpLedgerShmemStartup(void);
+
+/* Shared memory, the background worker and GUCs (from _PG_init, preloaded only). */
+extern void DpLedgerInit(void);
+
+/* True once the worker has loaded the ledger and accepts requests. */
+extern bool DpLedgerReady(void);
+
+/* 'ready', 'not ready' or 'held' (a restored ledger not yet accepted): dp_pg.ledger_status(). */
+extern const char *DpLedgerStatus(void);
+
+/*
+ * Ask the worker to load the ledger tables again: a writer other than the
+ * worker committed a change of them (retention.c, at its commit).  Until the
+ * worker has, callers that need the budgets wait for it and the guard counts
+ * every session as an analyst.  No-op in the worker itself.
+ */
+extern void DpLedgerRequestReload(void);
+
+/* True in the ledger worker itself. */
+extern bool DpLedgerIsWorker(void);
+
+/*
+ * Whether the ledger holds a budget or a row, as the worker last loaded or
+ * wrote it; *known is false while the worker is not ready.
+ */
+extern bool DpLedgerHoldsEntries(bool *known);
+
+/*
+ * Roles whose DROP ROLE committed in another database: the worker converts
+ * their ledger rows to keep their names (ledger.c, DpWorkerForgetDroppedRoles).
+ * Never waits.
+ */
+extern void DpLedgerNoteDroppedRoles(int n, const Oid *oids, const NameData *names);
+
+/*
+ * Keep the name of a role that is dropped in its ledger rows: role (and
+ * requested_by) become NULL, detail keeps dropped_role (dropped_requested_by)
+ * with the name and the old OID; its refused queries leave the log.  In the
+ * ledger database, SPI connected, with the rights to write the ledger
+ * tables; false (nothing done) on the 0.1.0 layout, which has no room for it.
+ */
+extern bool DpLedgerKeepRoleName(Oid role, const char *name);
+
+/*
+ * The budgeted roles a query run now must be charged to: every role with a
+ * budget that the session user, the outer (SET ROLE) user or the current
+ * user is a member of (or is).  Returns how many (at most DP_MAX_CHARGE_ROLES).
+ * ERROR when the ledger is not ready (fail closed).
+ */
+extern int	DpLedgerChargedRoles(Oid *roles);
+
+/*
+ * DpLedgerChargedRoles (same membership rules) for callers that must never
+ * wait for the worker: if the ledger is not ready (or dp_pg is not
+ * preloaded), returns 0 with *known = false; else *known = true.  Takes the
+ * ledger's lock in shared mode only to copy the budgeted roles.
+ */
+extern int	DpLedgerChargedRolesNoWait(Oid *roles, bool *known);
+
+/*
+ * A counter that changes whenever the worker publishes a change of the set
+ * of budgeted roles or of their limits (set_budget, drop_budget; not charges
+ * or resets) and whenever it becomes ready or stops being ready.  A caller
+ * may cache what it derived from the budgets while the value is unchanged.
+ * Lock-free, never waits; 0 without shared memory.
+ */
+extern uint64 DpLedgerBudgetGeneration(void);
+
+/* ERROR 22023 unless cost is a charge the ledger can record (every query's composed cost is checked). */
+extern void DpLedgerCheckCost(const DpCost *cost);
+
+/*
+ * Charge cost to roles, durably and outside the caller's transaction; returns
+ * after the ledger worker committed it (synchronous commit).  ERROR 22023 if
+ * the cost is not a valid charge (dp_cost_valid_charge; checked before it is
+ * queued), DP001 if any role's budget would be exceeded, 55P03 on timeout;
+ * in each case nothing is charged.
+ */
+extern void DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
+						   const char *query, const char *detail);
+
+/* Set (or with all NaN, remove) a role's limits; durable, logged. */
+extern void DpLedgerSetBudget(Oid role, const DpLimits *limits, bool remove);
+
+/* Set (all NaN: remove) a role's per-query caps; durable, logged. */
+extern void DpLedgerSetCaps(Oid role, const DpLimits *caps);
+
+/* Reset a role's spending (DBA only); durable, logged. */
+extern void DpLedgerResetBudget(Oid role);
+
+/* Copy out the budget rows (palloc'd array); returns the count. */
+extern int	DpLedgerBudgetRows(DpBudgetRow **rows);
+
+/*
+ * Read the rows of a ledger table (in dp_pg.ledger_database) from any
+ * database, through the ledger worker, a page at a time, into the
+ * materialized SRF of fcinfo (whose result columns are the table's, in
+ * order).  all: every row; else only those whose role is in roles[].
+ */
+extern void DpLedgerReadRows(FunctionCallInfo fcinfo, DpReadWhat what, bool all,
+							 const Oid *roles, int nroles);
+
+/*
+ * Note a refusal of an analyst's query (not of superusers) for the durable
+ * log dp_pg.guard_refusals: rule names what was refused.  Never waits and
+ * never fails: if the queue is full the refusal is only counted.
+ */
+extern void DpLedgerNoteRefusal(const char *rule, int sqlerrcode);
+
+/*
+ * Charges forwarded from a hot standby (standby.c)
+ * ------------------------------------------------
+ * A standby's ledger worker sends the charges of its backends to the
+ * primary, where dp_pg.forward_charges() hands them to the primary's ledger
+ * worker as one batch; the verdicts travel back.
+ */
+#define DP_FORWARD_MAX 16		/* charges per forwarded batch */
+#define DP_FORWARD_WARNINGS 4	/* 90%-of-a-limit warnings per charge */
+
+typedef struct DpChargeRequest
+{
+	Oid			requested_by;	/* session user of the query */
+	int			nroles;
+	Oid			roles[DP_MAX_CHARGE_ROLES];
+	DpCost		cost;
+	const char *query;
+	const char *detail;
+} DpChargeRequest;
+
+typedef struct DpChargeVerdict
+{
+	int			verdict;		/* 1 admitted, 2 refused, 3 error */
+	Oid			refused_role;
+	int			refusal;		/* a DpRefusal */
+	double		spent;
+	double		limit;
+	double		requested;
+	int			sqlerrcode;		/* verdict 3 */
+	char		errmsg[256];
+	int			nwarn;
+	Oid			warn_role[DP_FORWARD_WARNINGS];
+	int			warn_what[DP_FORWARD_WARNINGS];
+	double		warn_spent[DP_FORWARD_WARNINGS];
+	double		warn_limit[DP_FORWARD_WARNINGS];
+} DpChargeVerdict;
+
+/*
+ * Charge n (at most DP_FORWARD_MAX) requests through this server's ledger
+ * worker as one batch and wait for every verdict (the primary's side of a
+ * forwarded batch).  An invalid request gets an error verdict; the others
+ * are charged as DpLedgerCharge would, without raising their refusals.
+ */
+extern void DpLedgerChargeMany(int n, const DpChargeRequest *reqs, DpChargeVerdict *out);
+
+/* A refusal noted on a standby, queued here for the refusal log. */
+extern void DpLedgerNoteRefusalFrom(TimestampTz at, Oid session_user, Oid current_user,
+									Oid database, int sqlerrcode, const char *rule,
+									const char *query);
+
+/* Count refusals that were not queued (a standby's full queue). */
+extern void DpLedgerNoteRefusalsMissed(int64 n);
+
+/*
+ * How a hot standby's ledger worker reaches its primary: the standby
+ * (standby.h) registers its forwarder here when the library loads; the
+ * ledger worker calls it on a standby only.  charges and refusals return
+ * false with a message in err when the primary could not be reached;
+ * disconnect closes the link (after a promotion).
+ */
+typedef struct DpLedgerForwarder
+{
+	bool		(*charges) (int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
+							int *sqlerrcode, char *err, size_t errlen);
+	bool		(*refusals) (int n, const TimestampTz *at, const Oid *session_user,
+							 const Oid *current_user, const Oid *database,
+							 const int *sqlerrcode, const char *const *rule,
+							 const char *const *query, int64 missed,
+							 char *err, size_t errlen);
+	void		(*disconnect) (void);
+} DpLedgerForwarder;
+
+/* Register the standby's forwarder (standby.c, at load). */
+extern void DpLedgerSetForwarder(const DpLedgerForwarder *forwarder);
+
+/* Worker entry point. */
+extern PGDLLEXPORT void DpLedgerWorkerMain(Datum arg);
+
+#endif							/* DP_LEDGER_H */

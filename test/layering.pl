@@ -1,0 +1,334 @@
+#!/usr/bin/perl
+# test/layering.pl — the layering of src/ (docs/development.md, "Source layout").
+#
+# Derives the dependencies between dp_pg's source files from the sources
+# themselves: file A depends on file B when A uses (calls, or takes the
+# address of, or reads) a function or global variable that B defines —
+# a function defined at the start of a line and not static, a static inline
+# function of a header, a variable a header declares extern.  Comments and
+# string literals are blanked first.  Then it checks two rules:
+#
+#  1. layers: every folder of src/ is a layer, in the order of @LAYERS below
+#     (lowest first; the files directly in src/ are the top).  A file may use
+#     what its own layer and the layers below define, never a layer above.
+#  2. circles: within a folder, no two files use each other, directly or
+#     through others (no cycle in the file graph), except in the folders of
+#     %ONE_MODULE, whose files form one module behind one header.
+#
+# Prints one line per violation and a summary; exits 1 if any.
+#
+#   perl test/layering.pl [SRC]        check SRC (default: the repository's src)
+#   perl test/layering.pl --graph      print the dependencies between layers
+#   perl test/layering.pl --control    the positive controls: in a copy of src,
+#       an added upward call, an added call that closes a circle and an added
+#       upward #include must each be caught (exits 1 if one is missed)
+use strict;
+use warnings;
+use File::Basename qw(dirname);
+use File::Temp qw(tempdir);
+use File::Copy qw(copy);
+use File::Path qw(make_path);
+
+# lowest first
+our @LAYERS = qw(core common ledger release aggregates guard synth src);
+our %ONE_MODULE = (guard => 1, synth => 1);
+
+my $mode = 'check';
+if (@ARGV && $ARGV[0] =~ /^--(graph|control)$/) { $mode = $1; shift @ARGV; }
+my $src = shift(@ARGV) // dirname(__FILE__) . '/../src';
+
+if ($mode eq 'control') { exit control($src); }
+my $g = analyse($src);
+if ($mode eq 'graph') { print_graph($g); exit 0; }
+my @bad = violations($g);
+print "not ok: $_\n" for @bad;
+printf "layering: %d files in %d layers, %d dependencies between files, %d violations\n",
+	scalar(keys %{$g->{layer}}), scalar(@LAYERS), $g->{nedges}, scalar(@bad);
+exit(@bad ? 1 : 0);
+
+# The layer of a file: its folder under src, or 'src' for src's own files.
+sub layer_of
+{
+	my ($rel) = @_;
+	return $rel =~ m{^([^/]+)/} ? $1 : 'src';
+}
+
+# Blank comments, string and character literals (keeping the lines).
+sub strip
+{
+	my ($t) = @_;
+	$t =~ s{/\*.*?\*/}{my $c = $&; $c =~ s/[^\n]//g; $c}gse;
+	$t =~ s{//[^\n]*}{}g;
+	$t =~ s{"(?:\\.|[^"\\\n])*"}{""}g;
+	$t =~ s{'(?:\\.|[^'\\\n])*'}{''}g;
+	return $t;
+}
+
+# Files, their layers, the symbols each defines and the file graph.
+sub analyse
+{
+	my ($root) = @_;
+	my (%text, %layer, %def, %ext, %inc, %local);
+	my @files = sort split /\n/, `cd '$root' && find . -name '*.[ch]' | sed 's|^\\./||'`;
+	die "layering: no sources under $root\n" unless @files;
+	for my $f (@files)
+	{
+		open my $h, '<', "$root/$f" or die "$root/$f: $!\n";
+		local $/;
+		my $raw = <$h>;
+		close $h;
+		$inc{$f} = [$raw =~ /^[ \t]*#[ \t]*include[ \t]*"([^"]+)"/mg];
+		$text{$f} = strip($raw);
+		$layer{$f} = layer_of($f);
+		die "layering: $f is in no layer of \@LAYERS\n" unless grep { $_ eq $layer{$f} } @LAYERS;
+	}
+	for my $f (@files)
+	{
+		my @l = split /\n/, $text{$f};
+		for my $i (0 .. $#l)
+		{
+			next unless $l[$i] =~ /^([A-Za-z_]\w*)\s*\(/;
+			my $name = $1;
+			my $rest = join("\n", @l[$i .. ($i + 40 > $#l ? $#l : $i + 40)]);
+			my ($d, $k) = (0, 0);
+			for ($k = 0; $k < length $rest; $k++)
+			{
+				my $c = substr($rest, $k, 1);
+				$d++ if $c eq '(';
+				if ($c eq ')') { $d--; last if $d == 0; }
+			}
+			my $after = substr($rest, $k + 1);
+			next unless $after =~ /^\s*\{/;		# a definition, not a declaration
+			my $j = $i - 1;
+			$j-- while $j >= 0 && $l[$j] =~ /^\s*$/;
+			my $static = $j >= 0 && $l[$j] =~ /\bstatic\b/;
+			if ($static && $f =~ /\.c$/)	# file-local: shadows a global of the name
+			{
+				$local{$f}{$name} = 1;
+				next;
+			}
+			push @{$def{$name}}, $f;
+		}
+		next unless $f =~ /\.h$/;
+		while ($text{$f} =~ /^extern\s+[^;(]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*;/mg)
+		{
+			$ext{$1} = $f;
+		}
+	}
+	# a variable belongs to the .c file that defines it (else to its header)
+	for my $v (sort keys %ext)
+	{
+		next if $def{$v};
+		my ($own) = grep { /\.c$/ && $text{$_} =~ /^(?!extern\b)[A-Za-z_][^;(\n]*\b\Q$v\E\b\s*(?:=|;|\[)/m } @files;
+		push @{$def{$v}}, $own // $ext{$v};
+	}
+	my (%edge, %why);
+	my $nedges = 0;
+	for my $f (grep { /\.c$/ } @files)
+	{
+		(my $fs = $f) =~ s/\.[ch]$//;
+		my %seen;
+		while ($text{$f} =~ /\b([A-Za-z_]\w*)\b/g)
+		{
+			my $s = $1;
+			next if !$def{$s} || $seen{$s}++ || $local{$f}{$s};
+			for my $o (@{$def{$s}})
+			{
+				(my $os = $o) =~ s/\.[ch]$//;
+				next if $os eq $fs;		# a file and its own header
+				$nedges++ unless $edge{$f}{$o};
+				$edge{$f}{$o} = 1;
+				push @{$why{"$f $o"}}, $s;
+			}
+		}
+	}
+	# the header each #include "..." names, if it is one of dp_pg's
+	my %byname;
+	push @{$byname{(split m{/}, $_)[-1]}}, $_ for grep { /\.h$/ } @files;
+	my %incl;
+	for my $f (@files)
+	{
+		my $dir = $f =~ m{^(.*)/} ? "$1/" : '';
+		for my $i (@{$inc{$f}})
+		{
+			my $h = exists $layer{$i} ? $i
+				: exists $layer{"$dir$i"} ? "$dir$i"
+				: ($i !~ m{/} && @{$byname{$i} // []} == 1) ? $byname{$i}[0]
+				: undef;
+			$incl{$f}{$h} = 1 if defined $h;
+		}
+	}
+	return { files => \@files, layer => \%layer, edge => \%edge, why => \%why, nedges => $nedges, def => \%def, incl => \%incl };
+}
+
+sub rank
+{
+	my ($l) = @_;
+	for my $i (0 .. $#LAYERS) { return $i if $LAYERS[$i] eq $l; }
+	die;
+}
+
+# Every broken rule, one line each.
+sub violations
+{
+	my ($g) = @_;
+	my @bad;
+	for my $f (sort keys %{$g->{edge}})
+	{
+		for my $o (sort keys %{$g->{edge}{$f}})
+		{
+			my ($lf, $lo) = ($g->{layer}{$f}, $g->{layer}{$o});
+			push @bad, "upward: $f ($lf) uses $o ($lo): " . join(' ', @{$g->{why}{"$f $o"}})
+				if rank($lo) > rank($lf);
+		}
+	}
+	for my $f (sort keys %{$g->{incl}})
+	{
+		for my $h (sort keys %{$g->{incl}{$f}})
+		{
+			my ($lf, $lh) = ($g->{layer}{$f}, $g->{layer}{$h});
+			push @bad, "upward include: $f ($lf) includes $h ($lh)" if rank($lh) > rank($lf);
+		}
+	}
+	# circles within a folder: strongly connected components (Tarjan)
+	my ($index, @stack, %idx, %low, %on) = (0);
+	my @sccs;
+	my $inner = sub {
+		my ($f, $o) = @_;
+		return $g->{layer}{$f} eq $g->{layer}{$o} && !$ONE_MODULE{$g->{layer}{$f}};
+	};
+	my $visit;
+	$visit = sub {
+		my ($v) = @_;
+		$idx{$v} = $low{$v} = $index++;
+		push @stack, $v;
+		$on{$v} = 1;
+		for my $w (sort keys %{$g->{edge}{$v} // {}})
+		{
+			next unless $inner->($v, $w);
+			if (!defined $idx{$w}) { $visit->($w); $low{$v} = $low{$w} if $low{$w} < $low{$v}; }
+			elsif ($on{$w}) { $low{$v} = $idx{$w} if $idx{$w} < $low{$v}; }
+		}
+		if ($low{$v} == $idx{$v})
+		{
+			my @c;
+			my $w;
+			do { $w = pop @stack; $on{$w} = 0; push @c, $w; } while ($w ne $v);
+			push @sccs, [sort @c] if @c > 1;
+		}
+	};
+	for my $f (@{$g->{files}}) { $visit->($f) unless defined $idx{$f}; }
+	for my $c (@sccs)
+	{
+		my %in = map { $_ => 1 } @$c;
+		my @why;
+		for my $f (@$c)
+		{
+			for my $o (sort keys %{$g->{edge}{$f}})
+			{
+				push @why, "$f -> $o (" . join(' ', @{$g->{why}{"$f $o"}}) . ")" if $in{$o};
+			}
+		}
+		push @bad, "circle: " . join('; ', @why);
+	}
+	return @bad;
+}
+
+# The dependencies between layers, with the files behind each.
+sub print_graph
+{
+	my ($g) = @_;
+	my %lay;
+	for my $f (keys %{$g->{edge}})
+	{
+		for my $o (keys %{$g->{edge}{$f}})
+		{
+			my ($lf, $lo) = ($g->{layer}{$f}, $g->{layer}{$o});
+			$lay{$lf}{$lo}++ if $lf ne $lo;
+		}
+	}
+	for my $l (reverse @LAYERS)
+	{
+		my @to = sort { rank($b) <=> rank($a) } keys %{$lay{$l} // {}};
+		printf "%-10s -> %s\n", $l, join(', ', map { "$_ ($lay{$l}{$_} file pairs)" } @to);
+	}
+}
+
+# Copy src into a temporary directory.
+sub copy_tree
+{
+	my ($from, $to) = @_;
+	for my $f (split /\n/, `cd '$from' && find . -name '*.[ch]' | sed 's|^\\./||'`)
+	{
+		make_path(dirname("$to/$f"));
+		copy("$from/$f", "$to/$f") or die "copy $f: $!\n";
+	}
+}
+
+# Append a function to file $f of the copy $dir that calls $sym.
+sub add_call
+{
+	my ($dir, $f, $sym) = @_;
+	open my $h, '>>', "$dir/$f" or die "$dir/$f: $!\n";
+	print $h "\nvoid\t\tDpLayeringControl(void);\n\nvoid\nDpLayeringControl(void)\n{\n\t(void) $sym;\n}\n";
+	close $h;
+}
+
+# The positive controls (see the file comment); 0 when both are caught.
+sub control
+{
+	my ($root) = @_;
+	my $g = analyse($root);
+	my @bad = violations($g);
+	die "layering: the sources already break the rules; the controls need a clean tree\n" if @bad;
+	my $missed = 0;
+
+	# 1. the lowest layer above core uses a function of the top layer
+	my ($low) = grep { $g->{layer}{$_} eq $LAYERS[1] && /\.c$/ } @{$g->{files}};
+	my ($sym) = grep { my $s = $_; grep { $g->{layer}{$_} eq $LAYERS[-1] && /\.c$/ } @{$g->{def}{$s}} } sort keys %{$g->{def}};
+	my $dir = tempdir(CLEANUP => 1);
+	copy_tree($root, $dir);
+	add_call($dir, $low, $sym);
+	my @got = grep { /^upward: \Q$low\E .*\b\Q$sym\E\b/ } violations(analyse($dir));
+	printf "%s: an added use of %s (%s) in %s (%s) is caught as upward\n",
+		@got ? 'ok' : 'not ok', $sym, $LAYERS[-1], $low, $LAYERS[1];
+	$missed++ unless @got;
+
+	# 2. a file uses one of its users in the same folder (a folder checked for circles)
+	my ($a, $b);
+	for my $f (@{$g->{files}})
+	{
+		for my $o (sort keys %{$g->{edge}{$f} // {}})
+		{
+			next if $o !~ /\.c$/ || $g->{layer}{$f} ne $g->{layer}{$o} || $ONE_MODULE{$g->{layer}{$f}};
+			($a, $b) = ($f, $o);
+			last;
+		}
+		last if $a;
+	}
+	die "layering: no dependency within a folder for the circle control\n" unless $a;
+	# a symbol of $a that $b may call
+	my ($back) = grep { my $s = $_; grep { $_ eq $a } @{$g->{def}{$s}} } sort keys %{$g->{def}};
+	$dir = tempdir(CLEANUP => 1);
+	copy_tree($root, $dir);
+	add_call($dir, $b, $back);
+	@got = grep { /^circle: .*\Q$b\E -> \Q$a\E \(.*\b\Q$back\E\b/ } violations(analyse($dir));
+	printf "%s: an added use of %s (%s) in %s, which %s uses, is caught as a circle\n",
+		@got ? 'ok' : 'not ok', $back, $a, $b, $a;
+	$missed++ unless @got;
+
+	# 3. the same low file includes the face of the top layer's first header
+	my ($top) = grep { $g->{layer}{$_} eq $LAYERS[-2] && /\.h$/ } @{$g->{files}};
+	$dir = tempdir(CLEANUP => 1);
+	copy_tree($root, $dir);
+	{
+		open my $h, '>>', "$dir/$low" or die "$dir/$low: $!\n";
+		print $h "\n#include \"$top\"\n";
+		close $h;
+	}
+	@got = grep { /^upward include: \Q$low\E .*\Q$top\E/ } violations(analyse($dir));
+	printf "%s: an added #include of %s (%s) in %s (%s) is caught as upward\n",
+		@got ? 'ok' : 'not ok', $top, $LAYERS[-2], $low, $LAYERS[1];
+	$missed++ unless @got;
+	return $missed ? 1 : 0;
+}
