@@ -113,12 +113,12 @@ CREATE VIEW ex_ana.mine AS SELECT * FROM ex.sales;
 RESET ROLE;
 -- the analyst's charges, and the call sites of its last one (superuser bookkeeping)
 CREATE FUNCTION dp_test.ex_charges() RETURNS bigint LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-	SELECT count(*) FROM dp_pg.ledger_entries WHERE role = 'dp_ex_analyst'::regrole AND kind = 'charge'
+	SELECT count(*) FROM dp_pg.ledger WHERE role = 'dp_ex_analyst'::regrole AND kind = 'charge'
 $$;
 CREATE FUNCTION dp_test.ex_sites() RETURNS TABLE (aggregate text, mechanism text, scale float8)
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
 	SELECT s->>'aggregate', s->>'mechanism', round((s->>'scale')::numeric, 6)::float8
-	FROM (SELECT detail FROM dp_pg.ledger_entries WHERE role = 'dp_ex_analyst'::regrole AND kind = 'charge'
+	FROM (SELECT detail FROM dp_pg.ledger WHERE role = 'dp_ex_analyst'::regrole AND kind = 'charge'
 	      ORDER BY id DESC LIMIT 1) l, jsonb_array_elements(l.detail->'sites') s
 $$;
 CREATE FUNCTION dp_test.ex_close(v numeric, truth numeric, tol numeric) RETURNS boolean
