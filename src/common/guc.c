@@ -6,13 +6,16 @@
  * choosing a mechanism never weakens the guarantee: every call is charged for
  * the mechanism it actually uses.  A DBA may set it per role with ALTER ROLE.
  * Parameters that could weaken privacy or touch the ledger are PGC_SUSET and
- * live with their concept.
+ * live with their concept.  Also: running dp_pg's own statements as the
+ * superuser with a fixed search_path (DpAsSuperuserBegin / End).
  *
  * Layer common/ (docs/development.md): may call the numeric core (core/)
  * and the rest of common/, nothing above.
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/plancache.h"
 
@@ -186,4 +189,26 @@ DpGucInit(void)
 							   check_partition_mechanism,
 							   assign_partition_mechanism,
 							   NULL);
+}
+
+/* See guc.h. */
+int
+DpAsSuperuserBegin(int sec_flags, Oid *save_user, int *save_sec)
+{
+	int			nestlevel;
+
+	GetUserIdAndSecContext(save_user, save_sec);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, *save_sec | SECURITY_LOCAL_USERID_CHANGE | sec_flags);
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
+/* See guc.h. */
+void
+DpAsSuperuserEnd(int nestlevel, Oid save_user, int save_sec)
+{
+	AtEOXact_GUC(true, nestlevel);
+	SetUserIdAndSecContext(save_user, save_sec);
 }

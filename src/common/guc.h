@@ -30,6 +30,18 @@ extern bool dp_debug_noiseless;
 #define DP_UNIT_CELLS_BROKEN 2
 extern int	dp_debug_unit_cells;
 
+/*
+ * Run dp_pg's own SPI statements in a user's session as the bootstrap
+ * superuser (with sec_flags added to the security context) and search_path
+ * pg_catalog, pg_temp, so that the caller's search_path chooses no function
+ * or operator a superuser would run.  Returns the GUC nest level for
+ * DpAsSuperuserEnd; an error undoes both with the (sub)transaction.
+ */
+extern int	DpAsSuperuserBegin(int sec_flags, Oid *save_user, int *save_sec);
+
+/* End what DpAsSuperuserBegin began: the caller's search_path and user again. */
+extern void DpAsSuperuserEnd(int nestlevel, Oid save_user, int save_sec);
+
 /* Define the general dp_pg.* parameters (concepts define their own). */
 extern void DpGucInit(void);
 

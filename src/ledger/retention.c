@@ -68,6 +68,7 @@
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "storage/fd.h"
+#include "guc.h"
 #include "utils/acl.h"
 #include "catalog/pg_authid.h"
 #include "utils/builtins.h"
@@ -208,37 +209,9 @@ DpNoteDroppedRole(Oid role, const char *name)
 }
 
 /*
- * Begin running dp_pg's own SPI statements on the ledger tables in a user's
- * session: as the bootstrap superuser (whoever asks may not read them) with
- * search_path pg_catalog, pg_temp (the caller's search_path must choose no
- * function or operator a superuser would run).  Returns the GUC nest level
- * for DpLedgerSessionEnd; an error undoes both with the (sub)transaction.
- */
-static int
-DpLedgerSessionBegin(Oid *save_user, int *save_sec)
-{
-	int			nestlevel;
-
-	GetUserIdAndSecContext(save_user, save_sec);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, *save_sec | SECURITY_LOCAL_USERID_CHANGE);
-	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	return nestlevel;
-}
-
-/* End what DpLedgerSessionBegin began: the caller's search_path and user again. */
-static void
-DpLedgerSessionEnd(int nestlevel, Oid save_user, int save_sec)
-{
-	AtEOXact_GUC(true, nestlevel);
-	SetUserIdAndSecContext(save_user, save_sec);
-}
-
-/*
  * In the ledger database, keep the name of a role being dropped in its
  * ledger rows now, in the DROP ROLE's own transaction (it commits or rolls
- * back with the drop), in DpLedgerSessionBegin's session: true if done.
+ * back with the drop), in DpAsSuperuserBegin's session (guc.h): true if done.
  */
 static bool
 DpKeepRoleNameHere(Oid role, const char *name)
@@ -250,12 +223,12 @@ DpKeepRoleNameHere(Oid role, const char *name)
 
 	if (!DpInLedgerDatabase() || !OidIsValid(get_extension_oid("dp_pg", true)))
 		return false;
-	nestlevel = DpLedgerSessionBegin(&save_user, &save_sec);
+	nestlevel = DpAsSuperuserBegin(0, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "dp_pg: SPI_connect failed");
 	done = DpLedgerKeepRoleName(role, name);
 	SPI_finish();
-	DpLedgerSessionEnd(nestlevel, save_user, save_sec);
+	DpAsSuperuserEnd(nestlevel, save_user, save_sec);
 	return done;
 }
 
@@ -277,7 +250,7 @@ DpRefuseLedgerDrop(const char *what, const char *holds)
 
 /*
  * In the ledger database: if the ledger tables hold anything, refuse what
- * (see DpRefuseLedgerDrop).  Counted in DpLedgerSessionBegin's session,
+ * (see DpRefuseLedgerDrop).  Counted in DpAsSuperuserBegin's session (guc.h),
  * whoever asks: a role that may not read the tables gets this refusal (or
  * PostgreSQL's own, later), not an error about reading them.
  */
@@ -293,7 +266,7 @@ DpCheckLedgerTables(const char *what)
 
 	if (allow_ledger_drop || !DpInLedgerDatabase() || !OidIsValid(get_extension_oid("dp_pg", true)))
 		return;
-	nestlevel = DpLedgerSessionBegin(&save_user, &save_sec);
+	nestlevel = DpAsSuperuserBegin(0, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "dp_pg: SPI_connect failed");
 	if (SPI_execute("SELECT (SELECT count(*) FROM dp_pg.budget_limits), (SELECT count(*) FROM dp_pg.ledger_entries)",
@@ -302,7 +275,7 @@ DpCheckLedgerTables(const char *what)
 	budgets = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	SPI_finish();
-	DpLedgerSessionEnd(nestlevel, save_user, save_sec);
+	DpAsSuperuserEnd(nestlevel, save_user, save_sec);
 	if (budgets > 0 || rows > 0)
 		DpRefuseLedgerDrop(what, psprintf(INT64_FORMAT " budgets, " INT64_FORMAT " ledger rows", budgets, rows));
 }

@@ -102,6 +102,7 @@
 #include "parser/parsetree.h"
 #include "pgtime.h"
 #include "storage/fd.h"
+#include "guc.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -253,16 +254,12 @@ DpNoteChange(Oid relid)
 	for (int i = 0; i < nnoted; i++)
 		if (noted[i] == relid)
 			return;
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	/*
-	 * The statements run with superuser rights on behalf of whoever wrote the
-	 * table: the writer's search_path must not choose their functions or
-	 * operators (sum, count, =, ANY), so pg_catalog alone resolves them.
+	 * As the superuser on behalf of whoever wrote the table: the writer's
+	 * search_path must not choose the functions or operators of the
+	 * statements below (sum, count, =, ANY).
 	 */
-	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	nestlevel = DpAsSuperuserBegin(SECURITY_RESTRICTED_OPERATION, &save_userid, &save_sec);
 	PG_TRY();
 	{
 		if ((ret = SPI_connect()) != SPI_OK_CONNECT)
@@ -289,8 +286,7 @@ DpNoteChange(Oid relid)
 	}
 	PG_FINALLY();
 	{
-		AtEOXact_GUC(true, nestlevel);
-		SetUserIdAndSecContext(save_userid, save_sec);
+		DpAsSuperuserEnd(nestlevel, save_userid, save_sec);
 	}
 	PG_END_TRY();
 	/* (beyond the array a table is noted again: only slower) */
