@@ -31,7 +31,12 @@ OBJS = \
 	src/aggregates/postprocess.o \
 	src/aggregates/moments.o \
 	src/core/accountant.o \
-	src/ledger/ledger.o \
+	src/ledger/shared.o \
+	src/ledger/requests.o \
+	src/ledger/worker.o \
+	src/ledger/reload.o \
+	src/ledger/worker_standby.o \
+	src/ledger/worker_main.o \
 	src/ledger/standby.o \
 	src/ledger/budget.o \
 	src/ledger/timeline.o \

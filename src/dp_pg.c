@@ -18,15 +18,11 @@
 #include "utils/guc.h"
 
 #include "aggregates.h"
-#include "cache.h"
-#include "callsite.h"
-#include "catalogue.h"
+#include "release.h"
 #include "guard/guard.h"
 #include "guc.h"
 #include "hooks.h"
 #include "ledger.h"
-#include "standby.h"
-#include "retention.h"
 
 PG_MODULE_MAGIC;
 

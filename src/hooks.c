@@ -7,7 +7,7 @@
  * aggregates fail closed (callsite.c) and analysts meet the protected
  * tables' privileges, which they do not have.
  *
- *   shmem_request_hook,     ledger.c: the ledger's shared state
+ *   shmem_request_hook,     ledger/shared.c: the ledger's shared state
  *   shmem_startup_hook
  *   planner_hook            guard/guard.c: masking, validation, release
  *                           level and rewrites before planning; the final
@@ -62,13 +62,10 @@
 #include "utils/selfuncs.h"
 
 #include "aggregates.h"
-#include "budget.h"
-#include "cache.h"
-#include "callsite.h"
+#include "ledger.h"
+#include "release.h"
 #include "guard/guard.h"
 #include "hooks.h"
-#include "ledger.h"
-#include "retention.h"
 
 static shmem_request_hook_type prev_shmem_request = NULL;
 static shmem_startup_hook_type prev_shmem_startup = NULL;

@@ -73,7 +73,7 @@
 
 #include "aggregates.h"
 #include "agg_state.h"
-#include "cache.h"
+#include "release.h"
 #include "calibrate.h"
 #include "canonical.h"
 

@@ -41,7 +41,7 @@
 
 #include "aggregates.h"
 #include "agg_state.h"
-#include "cache.h"
+#include "release.h"
 #include "quantile.h"
 
 PG_FUNCTION_INFO_V1(dp_quantile_trans);

@@ -51,7 +51,7 @@
 
 #include "aggregates.h"
 #include "agg_state.h"
-#include "cache.h"
+#include "release.h"
 #include "fixedsum.h"
 
 PG_FUNCTION_INFO_V1(dp_sum_int2_trans);

@@ -1,9 +1,9 @@
 /*
  * aggregates.h — the dp aggregates (aggregates/): their kinds, as the
- * catalogue of dp aggregates (release/catalogue.h) and the guard know them.
+ * catalogue of dp aggregates (release/release.h) and the guard know them.
  *
  * The face of aggregates/.  An aggregate's final function finds its planned
- * call site through the release path (callsite.h); what every aggregate
+ * call site through the release path (release/release.h); what every aggregate
  * shares is common/agg_common.h.
  */
 #ifndef DP_AGGREGATES_H
@@ -12,7 +12,7 @@
 #include "postgres.h"
 
 #include "agg_common.h"
-#include "callsite.h"
+#include "release.h"
 
 /* A hint for the syntax error of dp_count(*, mechanism) (emit_log_hook). */
 extern void DpCountSyntaxHint(ErrorData *edata);

@@ -1,15 +1,17 @@
 /*
  * kinds.c — the list of dp_pg's aggregate kinds, added to the catalogue of
- * dp aggregates (release/catalogue.h) when the library loads.
+ * dp aggregates (release/release.h) when the library loads.
  *
  * Owns nothing but the list; each kind is defined by its aggregate's file
- * (agg_count.c, agg_sum.c, agg_histogram.c, agg_quantile.c).  May call the
- * catalogue only.
+ * (agg_count.c, agg_sum.c, agg_histogram.c, agg_quantile.c).
+ *
+ * Layer aggregates/ (docs/development.md): calls the catalogue of the
+ * release path only.
  */
 #include "postgres.h"
 
 #include "aggregates.h"
-#include "catalogue.h"
+#include "release.h"
 
 /* Every aggregate kind dp_pg defines, in the order the catalogue matches them. */
 static const DpAggKind *const all_kinds[] = {

@@ -4,7 +4,7 @@
  * histogram over the public keys.
  *
  * Both are post-processing (free, public information only) of releases the
- * guard writes into the query (src/guard/dispersion.c): they read no data
+ * guard writes into the query (src/guard/derived.c): they read no data
  * and charge nothing; the releases they read were charged.
  *
  *   dp_pg.variance_from_moments(n, s1, s2, h, sample, root)

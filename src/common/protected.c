@@ -10,8 +10,10 @@
  * full reset; DpProtectedGeneration() counts those events, so caches derived
  * from the set (stats.c's hidden relations) know when to rebuild.
  *
- * Read by the guard, the answer cache (release/cache.c) and synthesis; calls
- * nothing of dp_pg's (PostgreSQL's catalogs only).
+ * Read by the guard, the answer cache (release/cache.c) and synthesis.
+ *
+ * Layer common/ (docs/development.md): calls nothing of dp_pg's
+ * (PostgreSQL's catalogs only).
  */
 #include "postgres.h"
 

@@ -43,7 +43,7 @@
 #include "utils/lsyscache.h"
 
 #include "agg_common.h"
-#include "callsite.h"
+#include "release.h"
 #include "guard/guard.h"
 #include "guc.h"
 

@@ -43,7 +43,7 @@
 #include "utils/typcache.h"
 
 #include "aggregates.h"
-#include "callsite.h"
+#include "release.h"
 #include "guard/guard.h"
 #include "guc.h"
 

@@ -4,7 +4,7 @@
  *
  * Threat model
  * ------------
- * An *analyst* is a role with a budget, or a member of one (ledger.c).  It
+ * An *analyst* is a role with a budget, or a member of one (ledger/shared.c).  It
  * may hold TEMP, own a schema, have created objects before it got its budget,
  * be granted objects of other roles, and send any SQL over any client.
  * Trusted: superusers and what they own (PostgreSQL's built-in objects,
@@ -52,7 +52,7 @@
  *     and each protected row provably meets at most one of its rows.  [shape.c]
  *     Two protected tables join only on their shared privacy unit, the joined
  *     rows bounded per unit.  [unitjoin.c]
- *  7. No request can make another's charge fail (ledger.c).
+ *  7. No request can make another's charge fail (ledger/worker.c).
  *  8. A released key (GROUP BY key, histogram label, DISTINCT value) is a
  *     function of its equality class, never of one row's spelling of it:
  *     released in a canonical spelling, or refused.  [canonical.c]

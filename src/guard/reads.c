@@ -48,7 +48,7 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/lsyscache.h"
 
-#include "callsite.h"
+#include "release.h"
 #include "plantree.h"
 #include "guard/guard.h"
 #include "ledger.h"

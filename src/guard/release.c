@@ -37,7 +37,7 @@
 #include "parser/parse_oper.h"
 #include "utils/lsyscache.h"
 
-#include "callsite.h"
+#include "release.h"
 #include "guard/guard.h"
 
 /* Context of the split. */

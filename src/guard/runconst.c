@@ -13,7 +13,7 @@
  * Owns the binding of run-time constants (called by hooks.c at ExecutorStart,
  * before the call sites bind their constant arguments).  May call the guard's
  * own files (reads.c's plan stamps, shape.c's LIKE check), the release path's
- * DpContainsNonExternParam (callsite.h) and common/plantree.h.
+ * DpContainsNonExternParam (release/release.h) and common/plantree.h.
  *
  * Layer guard/ (docs/development.md): may call the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
@@ -32,7 +32,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "callsite.h"
+#include "release.h"
 #include "guard/guard.h"
 #include "plantree.h"
 

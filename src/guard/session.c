@@ -3,7 +3,7 @@
  *
  * An analyst is a session whose queries are charged to a budget: the session
  * user, the outer (SET ROLE) user or the current user is (a member of) a
- * budgeted role (ledger.c, DpLedgerChargedRolesNoWait).  The answer is asked
+ * budgeted role (ledger/shared.c, DpLedgerChargedRolesNoWait).  The answer is asked
  * on hot paths (every function a plan initialises, every fmgr call of an
  * untrusted function), so it is cached per backend and recomputed only when
  * one of its inputs changes: the three user ids, the ledger's budget

@@ -77,7 +77,7 @@
 #include "utils/typcache.h"
 
 #include "aggregates.h"
-#include "callsite.h"
+#include "release.h"
 #include "guard/guard.h"
 #include "ledger.h"
 

@@ -72,7 +72,7 @@
 #include "access/stratnum.h"
 
 #include "aggregates.h"
-#include "callsite.h"
+#include "release.h"
 #include "guard/guard.h"
 #include "ledger.h"
 #include "guc.h"

@@ -2,7 +2,7 @@
  * budget.c — SQL interface of the per-role privacy budgets.
  *
  * set_budget / drop_budget / reset_budget are requests to the ledger worker
- * (ledger.c): they take effect durably when they return, whatever the
+ * (requests.c): they take effect durably when they return, whatever the
  * caller's transaction does afterwards, and each is logged in the ledger.
  * EXECUTE on them is revoked from PUBLIC by the install script.
  *
@@ -32,7 +32,6 @@
 
 #include "accountant.h"
 #include "agg_common.h"
-#include "budget.h"
 #include "ledger.h"
 #include "noise.h"
 
@@ -188,7 +187,7 @@ DpRoleVisible(Oid role, const Oid *mine, int nmine)
 }
 
 /*
- * See budget.h.  A monitoring role reads what pg_stat_activity and
+ * See ledger.h.  A monitoring role reads what pg_stat_activity and
  * pg_stat_statements already show it of every session (roles, query texts)
  * plus the privacy accounting, which depends on no row of any table.  An
  * analyst stays restricted to its own rows even as a member of pg_monitor,
@@ -324,7 +323,7 @@ dp_charged_roles(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* dp_pg.ledger_status(): 'ready' once the ledger worker accepts requests ('held': see ledger.c). */
+/* dp_pg.ledger_status(): 'ready' once the ledger worker accepts requests ('held': see reload.c). */
 Datum
 dp_ledger_status(PG_FUNCTION_ARGS)
 {

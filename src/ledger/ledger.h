@@ -1,5 +1,11 @@
 /*
- * ledger.h — durable, rollback-proof charging of privacy costs.
+ * ledger.h — the face of ledger/: durable, rollback-proof charging of privacy
+ * costs, per-role budgets, the ledger over a database's life and a hot
+ * standby's forwarding.  The only header of ledger/ that files outside it
+ * include (test/layering.pl checks it); the folder's own files share
+ * shared.h (the state and the protocol) and timeline.h.
+ *
+ * Layer ledger/ (docs/development.md): sits on common/ and the numeric core.
  */
 #ifndef DP_LEDGER_H
 #define DP_LEDGER_H
@@ -8,6 +14,9 @@
 
 #include "accountant.h"
 #include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "nodes/nodes.h"
+#include "nodes/plannodes.h"
 
 #define DP_MAX_CHARGE_ROLES 16
 
@@ -71,7 +80,7 @@ extern bool DpLedgerHoldsEntries(bool *known);
 
 /*
  * Roles whose DROP ROLE committed in another database: the worker converts
- * their ledger rows to keep their names (ledger.c, DpWorkerForgetDroppedRoles).
+ * their ledger rows to keep their names (reload.c, DpWorkerForgetDroppedRoles).
  * Never waits.
  */
 extern void DpLedgerNoteDroppedRoles(int n, const Oid *oids, const NameData *names);
@@ -206,7 +215,7 @@ extern void DpLedgerNoteRefusalsMissed(int64 n);
 
 /*
  * How a hot standby's ledger worker reaches its primary: the standby
- * (standby.h) registers its forwarder here when the library loads; the
+ * (standby.c) registers its forwarder here when the library loads; the
  * ledger worker calls it on a standby only.  charges and refusals return
  * false with a message in err when the primary could not be reached;
  * disconnect closes the link (after a promotion).
@@ -225,6 +234,51 @@ typedef struct DpLedgerForwarder
 
 /* Register the standby's forwarder (standby.c, at load). */
 extern void DpLedgerSetForwarder(const DpLedgerForwarder *forwarder);
+
+/*
+ * Budgets in SQL (budget.c)
+ * -------------------------
+ * Whose rows of dp_pg.budgets, dp_pg.ledger, dp_pg.guard_refusals and
+ * dp_pg.answer_cache the current user reads: true (every role's) for
+ * superusers and for monitoring roles — members of pg_read_all_stats, so of
+ * pg_monitor — whose own queries no budget is charged to; otherwise false,
+ * with the budgeted roles its queries are charged to (its own rows) in
+ * mine[0 .. *nmine - 1] (DP_MAX_CHARGE_ROLES places).
+ */
+extern bool DpViewerSeesAll(Oid *mine, int *nmine);
+
+/* A float8 Datum, or NULL for NaN / Inf. */
+extern Datum DpNullableFloat(double v, bool *isnull);
+
+/* ProcessUtility: ERROR for DROP ROLE of a role that still has a budget. */
+extern void DpBudgetCheckUtility(Node *stmt);
+
+/*
+ * The ledger over a database's life (retention.c)
+ * -----------------------------------------------
+ * Kept from DROP, live across restores, by name when roles go, held after a
+ * point-in-time recovery.
+ */
+
+/* GUC and the transaction callback (from _PG_init, preloaded only). */
+extern void DpRetentionInit(void);
+
+/*
+ * ProcessUtility: refuse what would drop a non-empty ledger; note what a
+ * commit must tell the ledger worker (a re-enabled trigger on its tables,
+ * dropped roles).  Nothing in binary-upgrade mode.
+ */
+extern void DpRetentionCheckUtility(PlannedStmt *pstmt);
+
+/*
+ * A hot standby's link to its primary (standby.c)
+ * -----------------------------------------------
+ * The standby's ledger worker forwards charges and refusals to the primary,
+ * which takes them with dp_pg.forward_charges / dp_pg.forward_refusals.
+ * Defines dp_pg.primary_conninfo and registers the forwarder with the ledger
+ * (DpLedgerSetForwarder); from _PG_init.
+ */
+extern void DpStandbyInit(void);
 
 /* Worker entry point. */
 extern PGDLLEXPORT void DpLedgerWorkerMain(Datum arg);

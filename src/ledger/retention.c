@@ -18,13 +18,13 @@
  *    (enabled ALWAYS: also under session_replication_role = replica), and
  *    the ALTER TABLE ... ENABLE TRIGGER that ends a --disable-triggers
  *    restore is noticed here: at that transaction's commit the worker is
- *    asked to load the tables again (ledger.c, DpLedgerRequestReload), and
+ *    asked to load the tables again (requests.c, DpLedgerRequestReload), and
  *    whoever needs the budgets afterwards waits for that load.  Restored
  *    budgets are live at once, without a restart.
  *
  *  - by name when a role is dropped.  In the ledger database the role's
  *    ledger rows keep its name in the DROP ROLE's own transaction
- *    (ledger.c, DpLedgerKeepRoleName); elsewhere the roles a DROP ROLE drops
+ *    (reload.c, DpLedgerKeepRoleName); elsewhere the roles a DROP ROLE drops
  *    are noted (OID and name) and handed to the worker when the drop
  *    commits, and it converts their rows (DpWorkerForgetDroppedRoles).
  *
@@ -33,7 +33,7 @@
  *    stopped at a target (a time, a transaction, an LSN, a restore point, or
  *    the end of the base backup) may have cut charges that were recorded,
  *    and answers that were released, off the ledger.  A PITR cannot roll
- *    that fact back.  ledger.c holds such a ledger until a superuser accepts
+ *    that fact back.  reload.c holds such a ledger until a superuser accepts
  *    it (dp_pg.ledger_timelines).
  *
  * A transaction that wrote the ledger tables or dropped a role cannot be
@@ -79,7 +79,6 @@
 #include "utils/rel.h"
 
 #include "ledger.h"
-#include "retention.h"
 #include "timeline.h"
 
 PG_FUNCTION_INFO_V1(dp_ledger_changed);
@@ -324,7 +323,7 @@ DpDropsExtensionSchema(List *names)
 	return false;
 }
 
-/* ProcessUtility: see retention.h. */
+/* ProcessUtility: see ledger.h. */
 void
 DpRetentionCheckUtility(PlannedStmt *pstmt)
 {

@@ -1,8 +1,8 @@
 /*
  * standby.c — charges of a hot standby, forwarded to the primary.
  *
- * Both sides of the link (the protocol is described in ledger.c, "The ledger
- * worker on a hot standby"):
+ * Both sides of the link (the protocol is described at the head of
+ * worker_standby.c, the ledger worker on a hot standby):
  *
  *  - the standby's ledger worker is a libpq client of its primary.  By
  *    default it connects the way the standby's replication does, with
@@ -47,12 +47,23 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "standby.h"
+#include "ledger.h"
 
 PG_FUNCTION_INFO_V1(dp_forward_charges);
 PG_FUNCTION_INFO_V1(dp_forward_refusals);
 
-char	   *dp_primary_conninfo = NULL;
+/* dp_pg.primary_conninfo */
+static char *dp_primary_conninfo = NULL;
+
+/* The forwarder (DpLedgerForwarder, ledger.h). */
+static bool DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
+							 int *sqlerrcode, char *err, size_t errlen);
+static bool DpForwardRefusals(int n, const TimestampTz *at, const Oid *session_user,
+							  const Oid *current_user, const Oid *database,
+							  const int *sqlerrcode, const char *const *rule,
+							  const char *const *query, int64 missed,
+							  char *err, size_t errlen);
+static void DpForwardDisconnect(void);
 
 /* The worker's connection to its primary, and the conninfo it was opened with. */
 static PGconn *fwd_conn = NULL;
@@ -81,7 +92,7 @@ DpStandbyInit(void)
 }
 
 /* Close the connection to the primary. */
-void
+static void
 DpForwardDisconnect(void)
 {
 	if (fwd_conn)
@@ -350,7 +361,7 @@ DpParseNumbers(const char *s, double *out, int max)
 }
 
 /* Forward a batch of charges to the primary (see ledger.h). */
-bool
+static bool
 DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
 				 int *sqlerrcode, char *err, size_t errlen)
 {
@@ -461,7 +472,7 @@ DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
 }
 
 /* Forward refusals to the primary's log (see ledger.h). */
-bool
+static bool
 DpForwardRefusals(int n, const TimestampTz *at, const Oid *session_user,
 				  const Oid *current_user, const Oid *database,
 				  const int *sqlerrcode, const char *const *rule,

@@ -2,7 +2,7 @@
  * timeline.c — whether the server's timeline began with a recovery that
  * stopped at a target (the timeline history file of pg_wal).
  *
- * Read by the ledger's load (ledger.c: a point-in-time recovery holds the
+ * Read by the ledger's load (reload.c: a point-in-time recovery holds the
  * ledger) and by retention.c.  Layer ledger/ (docs/development.md): calls
  * nothing of dp_pg's.
  */

@@ -115,11 +115,9 @@
 #include "utils/timestamp.h"
 
 #include "agg_common.h"
-#include "budget.h"
-#include "cache.h"
-#include "callsite.h"
-#include "protected.h"
 #include "ledger.h"
+#include "release.h"
+#include "protected.h"
 
 PG_FUNCTION_INFO_V1(dp_data_changed);
 PG_FUNCTION_INFO_V1(dp_answer_cache_rows);
@@ -407,7 +405,7 @@ DpTriggerXmin(Oid trigoid)
 	return DpCatalogRowXmin(TriggerRelationId, TriggerOidIndexId, Anum_pg_trigger_oid, trigoid);
 }
 
-/* True if rel has a row-level security policy other than protect()'s own two (see cache.h). */
+/* True if rel has a row-level security policy other than protect()'s own two (see release.h). */
 bool
 DpHasOtherPolicies(Relation rel)
 {
@@ -633,7 +631,7 @@ DpOidCmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* See cache.h. */
+/* See release.h. */
 DpSiteBar *
 DpCacheSiteBars(List *sites, int *n)
 {
@@ -1109,7 +1107,7 @@ DpSetLastRelease(const DpSiteBar *bars, int n, bool cached, const DpValueBar *va
 	}
 }
 
-/* See cache.h. */
+/* See release.h. */
 void
 DpCacheNoteValue(const DpCallSite *site, double value, double sd, double lower, double upper)
 {
@@ -1202,7 +1200,7 @@ bad:
 	return false;
 }
 
-/* See cache.h. */
+/* See release.h. */
 bool
 DpCacheLookup(QueryDesc *queryDesc, int eflags, List *sites)
 {
@@ -1240,7 +1238,7 @@ DpCacheLookup(QueryDesc *queryDesc, int eflags, List *sites)
 	return q->hit;
 }
 
-/* See cache.h. */
+/* See release.h. */
 void
 DpCacheNoteRelease(QueryDesc *queryDesc, List *sites)
 {
@@ -1255,7 +1253,7 @@ DpCacheNoteRelease(QueryDesc *queryDesc, List *sites)
 	pfree(bars);
 }
 
-/* See cache.h. */
+/* See release.h. */
 bool
 DpCacheServe(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 {
@@ -1358,7 +1356,7 @@ DpTeeDestroy(DestReceiver *self)
 {
 }
 
-/* See cache.h. */
+/* See release.h. */
 void
 DpCacheCaptureBegin(QueryDesc *queryDesc)
 {
@@ -1387,7 +1385,7 @@ DpCacheCaptureBegin(QueryDesc *queryDesc)
 	queryDesc->dest = (DestReceiver *) tee;
 }
 
-/* See cache.h. */
+/* See release.h. */
 void
 DpCacheCaptureRestore(QueryDesc *queryDesc)
 {
@@ -1561,7 +1559,7 @@ DpWriteEntry(DpCacheQuery *q, QueryDesc *queryDesc)
 	DpEvict(q->setdir);
 }
 
-/* See cache.h. */
+/* See release.h. */
 void
 DpCacheCaptureEnd(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 {
@@ -1854,7 +1852,7 @@ dp_error_bars(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* See cache.h. */
+/* See release.h. */
 void
 DpCacheUtility(Node *stmt)
 {
@@ -1869,14 +1867,14 @@ DpCacheUtility(Node *stmt)
 		DpNoteChange(InvalidOid);
 }
 
-/* The cache's side of the call sites (DpCallSiteCache, callsite.h). */
+/* The cache's side of the call sites (DpCallSiteCache, release.h). */
 static const DpCallSiteCache cache_for_sites = {
 	.lookup = DpCacheLookup,
 	.note_release = DpCacheNoteRelease,
 	.site_bars = DpCacheSiteBars,
 };
 
-/* See cache.h. */
+/* See release.h. */
 void
 DpCacheInit(void)
 {

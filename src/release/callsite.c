@@ -29,7 +29,7 @@
  * Then, in the leader (never in a parallel worker, whose leader charged the
  * whole plan), the query's cost — the sequential composition of its call
  * sites; the groups of one call compose in parallel — is charged to every
- * budgeted role the query runs for (ledger.c), durably and before the first
+ * budgeted role the query runs for (ledger/requests.c), durably and before the first
  * row is produced.  A refused charge is an ERROR before execution: nothing
  * is released.  Only then are the sites marked charged.
  *
@@ -77,7 +77,7 @@
 
 #include "agg_common.h"
 #include "calibrate.h"
-#include "callsite.h"
+#include "release.h"
 #include "guc.h"
 #include "ledger.h"
 #include "plantree.h"
@@ -119,7 +119,7 @@ DpCallSitesSetCache(const DpCallSiteCache *cache)
 }
 
 
-/* Walker: true if the expression uses a Param that is not a bound parameter, or a subquery (see callsite.h). */
+/* Walker: true if the expression uses a Param that is not a bound parameter, or a subquery (see release.h). */
 bool
 DpContainsNonExternParam(Node *node, void *context)
 {
@@ -586,7 +586,7 @@ DpEstimatePlanned(QueryDesc *queryDesc)
 	MemoryContextSwitchTo(old);
 }
 
-/* What a query would cost, without charging (see callsite.h). */
+/* What a query would cost, without charging (see release.h). */
 int
 DpEstimateQueryCost(const char *query, DpCost *total)
 {
@@ -629,7 +629,7 @@ DpEstimateQueryCost(const char *query, DpCost *total)
 	return estimate_sites;
 }
 
-/* The error bars of a query's call sites, planned as DpEstimateQueryCost does (see callsite.h). */
+/* The error bars of a query's call sites, planned as DpEstimateQueryCost does (see release.h). */
 struct DpSiteBar *
 DpEstimateQueryBars(const char *query, int *n)
 {
@@ -745,7 +745,7 @@ DpCallSitesActive(QueryDesc *queryDesc)
 	return false;
 }
 
-/* The unit seeds (Consts) bound into queryDesc's plan (see callsite.h). */
+/* The unit seeds (Consts) bound into queryDesc's plan (see release.h). */
 List *
 DpCallSitesSeeds(QueryDesc *queryDesc)
 {
@@ -917,7 +917,7 @@ DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags)
 	PG_END_TRY();
 }
 
-/* The call site of the final function running in fcinfo (see callsite.h). */
+/* The call site of the final function running in fcinfo (see release.h). */
 DpCallSite *
 DpCallSiteForFinal(FunctionCallInfo fcinfo, const DpAggKind *kind)
 {

@@ -1,12 +1,14 @@
 /*
- * catalogue.c — the catalogue of dp aggregates (catalogue.h).
+ * catalogue.c — the catalogue of dp aggregates (release.h).
  *
  * Owns the list of aggregate kinds (added by the aggregates at load,
  * DpCatalogueAdd) and the backend's cache of which aggregate OID is which
  * kind: an aggregate is one of dp_pg's when it belongs to the dp_pg
  * extension and its final function is a kind's C final function.  Read by
- * the call sites, the answer cache and the guard.  Calls nothing of dp_pg's
- * (PostgreSQL's catalogs only).
+ * the call sites, the answer cache and the guard.
+ *
+ * Layer release/ (docs/development.md), its lowest part: calls nothing of
+ * dp_pg's (PostgreSQL's catalogs only).
  */
 #include "postgres.h"
 
@@ -20,7 +22,7 @@
 #include "utils/inval.h"
 #include "utils/syscache.h"
 
-#include "catalogue.h"
+#include "release.h"
 
 #define DP_MAX_KINDS 64
 

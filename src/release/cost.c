@@ -5,8 +5,10 @@
  * over call sites, a call's groups in parallel), the ledger's detail of a
  * charge, the charge itself (leader only, before the first row), a
  * mechanism's share of a split budget, and dp_pg.estimate_cost(mech,
- * sensitivity).  Called by the call sites (callsite.c).  May call the
- * ledger (ledger.h, budget.h), the numeric core and common/.
+ * sensitivity).  Called by the call sites (callsite.c).
+ *
+ * Layer release/ (docs/development.md): may call the ledger (ledger.h),
+ * common/ and the numeric core.
  */
 #include "postgres.h"
 
@@ -19,9 +21,8 @@
 #include "utils/builtins.h"
 
 #include "agg_common.h"
-#include "budget.h"
-#include "callsite.h"
 #include "ledger.h"
+#include "release.h"
 
 PG_FUNCTION_INFO_V1(dp_estimate_mechanism_cost);
 
@@ -52,7 +53,7 @@ DpSplitMechanism(const DpMechanism *mech, int k)
 	return part;
 }
 
-/* See callsite.h. */
+/* See release.h. */
 void
 DpJsonNumber(StringInfo buf, double v)
 {

@@ -22,7 +22,7 @@
  *    guard's checks of utility statements see it), and checked to be a
  *    plain empty table the caller may insert into.  Every failure of DDL
  *    (a name that exists, no CREATE on its schema) happens here, uncharged.
- * 3. The cost is charged to every budgeted role the call runs for (ledger.c:
+ * 3. The cost is charged to every budgeted role the call runs for (ledger/requests.c:
  *    durable before it returns; a refusal (DP001) ends the call, and the
  *    transaction's rollback drops the new table).  Only then is a row read.
  * 4. One pass over the table (the statement's snapshot; no executor, no
@@ -76,8 +76,7 @@
 #include "utils/varlena.h"
 
 #include "agg_common.h"
-#include "cache.h"
-#include "callsite.h"
+#include "release.h"
 #include "guard/guard.h"
 #include "ledger.h"
 #include "synth.h"

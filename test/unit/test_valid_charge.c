@@ -5,7 +5,7 @@
  * The validation must accept exactly what a row of dp_pg.ledger_entries
  * accepts, minus NaN, negative amounts and an infinite delta.  The table's
  * CHECK constraints and the worker's NULL mapping (DpCostDatum, DpRdpArray in
- * src/ledger/ledger.c) are restated here in plain C and compared on every
+ * src/ledger/requests.c) are restated here in plain C and compared on every
  * combination of awkward values.
  */
 #include <float.h>

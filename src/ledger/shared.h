@@ -1,0 +1,407 @@
+/*
+ * shared.h — the ledger's shared state and the functions its files share
+ * (internal to ledger/: no file outside it includes this header).
+ *
+ * Protocol
+ * --------
+ * Who: one background worker ("dp_pg ledger") owns the ledger.  It connects
+ * to dp_pg.ledger_database (postmaster setting), where CREATE EXTENSION
+ * dp_pg must have been run, and is the only writer of dp_pg.ledger_entries
+ * and dp_pg.budget_limits there.  Budgets are cluster-wide: a query in any
+ * database is charged through this one worker.
+ *
+ * Shared state (DpLedgerShared, under its LWLock): the request slots and the
+ * budget table (limits and spent totals per role), a cache of the ledger
+ * tables that only the worker writes, after its commits.
+ *
+ * A charge (backend, leader only, at ExecutorStart, before any row exists):
+ *  0. validate the composed cost (dp_cost_valid_charge: exactly what a
+ *     ledger row accepts); an invalid one is ERROR 22023 before any slot is
+ *     taken, so it never reaches a batch;
+ *  1. take a FREE slot, fill in the roles, the composed cost and the query
+ *     text, mark it PENDING and wake the worker;
+ *  2. sleep on the slot's condition variable until it is DONE, at most
+ *     dp_pg.charge_timeout; a timeout or a cancel marks the slot ABANDONED
+ *     and raises an ERROR (the worker may still commit the charge: an
+ *     unreleased charge is the safe direction);
+ *  3. read the verdict: admitted (committed), refused (DP001, nothing
+ *     written) or error (nothing written).
+ * The worker takes every PENDING slot and handles the batch in ONE
+ * transaction with synchronous_commit = on.  Each request is decided and
+ * written in its own subtransaction: it is checked again (an invalid slot
+ * gets an error verdict without touching the tables), decided against the
+ * batch's working copies of the totals (which include the earlier
+ * admissions of the same batch), and its ledger rows are inserted.  If
+ * anything in that fails, only that subtransaction is rolled back: the
+ * request gets an error verdict and the working copies never saw it (they
+ * are updated only after its writes succeeded), so no request can make
+ * another's fail.  Then the worker commits (group commit: one WAL flush per
+ * batch), publishes the new totals, and only then hands out the verdicts.
+ * Nothing is published before the commit, so a verdict "admitted" is
+ * durable: it survives the caller's ROLLBACK, errors, crashes of the
+ * caller, of the worker or of the server (WAL).  A crash before the commit
+ * loses the charges and the verdicts together; the callers never released
+ * anything for them.  If the commit itself fails, every request of the batch
+ * gets an error verdict and nothing of it is published.
+ *
+ * For the guard (which must never wait for the worker) the shared state also
+ * holds a generation counter, bumped under the lock whenever the worker
+ * publishes a change of the budgeted roles or their limits and whenever it
+ * becomes ready or stops being ready; it is read without the lock.
+ *
+ * Totals are loaded from the tables when the worker starts (crash recovery
+ * reinitialises shared memory and restarts the worker), rounded up.
+ * Backup/restore, PITR and failover to an asynchronous standby can roll the
+ * ledger back to an earlier state: see docs/dba.md, "Operations".
+ *
+ * Files: shared.c (the state, slots), requests.c (a backend's requests),
+ * worker.c (the worker on a primary), reload.c (loading again, restores,
+ * dropped roles), worker_standby.c (the worker on a hot standby),
+ * worker_main.c (the worker's entry and loop).
+ */
+#ifndef DP_LEDGER_SHARED_H
+#define DP_LEDGER_SHARED_H
+
+#include "postgres.h"
+
+#include "access/tupdesc.h"
+#include "access/htup.h"
+#include "storage/condition_variable.h"
+#include "storage/dsm.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "port/atomics.h"
+#include "utils/elog.h"
+#include "utils/hsearch.h"
+#include "utils/palloc.h"
+
+#include "ledger.h"
+
+
+/* SQLSTATE of an exhausted budget */
+#define ERRCODE_DP_BUDGET_EXCEEDED MAKE_SQLSTATE('D', 'P', '0', '0', '1')
+
+#define DP_LEDGER_SLOTS 64
+#define DP_MAX_BUDGETS 4096
+#define DP_QUERY_TEXT_LEN 1024
+#define DP_DETAIL_LEN 8192
+
+typedef enum DpSlotState
+{
+	DP_SLOT_FREE = 0,
+	DP_SLOT_FILLING,			/* taken by a requester, being filled */
+	DP_SLOT_PENDING,			/* filled, waiting for the worker */
+	DP_SLOT_WORKING,			/* taken by the worker */
+	DP_SLOT_DONE				/* verdict written */
+} DpSlotState;
+
+typedef enum DpRequestKind
+{
+	DP_REQ_CHARGE = 1,
+	DP_REQ_SET_BUDGET,
+	DP_REQ_REMOVE_BUDGET,
+	DP_REQ_RESET,
+	DP_REQ_SET_CAPS,			/* the per-query caps (dp_pg.set_query_cap) */
+	DP_REQ_READ					/* a page of rows for a view in any database */
+} DpRequestKind;
+
+/* At most this many 90%-of-a-limit warnings per charge. */
+#define DP_MAX_WARNINGS 4
+
+/* A limit whose 90% a charge passed. */
+typedef struct DpLimitWarning
+{
+	Oid			role;
+	DpRefusal	what;			/* DP_REFUSE_EPSILON, _DELTA or _RHO */
+	double		spent;			/* after the charge */
+	double		limit;
+} DpLimitWarning;
+
+/* Rows of a read request, per page: at most this many, and what fits. */
+#define DP_READ_PAGE_ROWS 500
+#define DP_READ_BUFFER (256 * 1024)
+
+/* The reply of a read request in its dynamic shared memory. */
+typedef struct DpReadReply
+{
+	int			natts;			/* columns per row */
+	int			nrows;
+	bool		more;			/* rows after last_id may exist */
+	int64		last_id;
+	Size		used;			/* bytes of data[] */
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+} DpReadReply;
+
+typedef enum DpVerdict
+{
+	DP_VERDICT_OK = 1,
+	DP_VERDICT_REFUSED,
+	DP_VERDICT_ERROR
+} DpVerdict;
+
+typedef struct DpLedgerSlot
+{
+	DpSlotState state;
+	bool		abandoned;		/* the requester gave up; worker frees it */
+	bool		forwarded;		/* a standby's worker sent it to the primary */
+	DpRequestKind kind;
+	Oid			requested_by;	/* session user */
+#ifdef DP_PG_TEST_SWITCHES
+	bool		debug_poison;	/* dp_pg.debug_poison_charge of the requester */
+#endif
+	int			nroles;
+	Oid			roles[DP_MAX_CHARGE_ROLES];
+	DpCost		cost;
+	DpLimits	limits;			/* DP_REQ_SET_BUDGET */
+	DpLimits	caps;			/* DP_REQ_SET_CAPS */
+	/* DP_REQ_READ: rows of read_what with id > read_after (roles[] unless read_all) */
+	DpReadWhat	read_what;
+	bool		read_all;
+	bool		read_names;		/* DP_READ_REFUSALS: database as its name (text), else its OID */
+	int64		read_after;
+	dsm_handle	read_handle;
+	char		query[DP_QUERY_TEXT_LEN];
+	char		detail[DP_DETAIL_LEN];
+	/* verdict */
+	DpVerdict	verdict;
+	Oid			refused_role;
+	DpRefusal	refusal;
+	double		spent;			/* of the limit broken, before the charge */
+	double		limit;
+	double		requested;		/* after the charge */
+	int			sqlerrcode;		/* DP_VERDICT_ERROR: the SQLSTATE for the requester */
+	char		errmsg[256];
+	int			nwarn;			/* DP_VERDICT_OK charge: limits whose 90% it passed */
+	DpLimitWarning warn[DP_MAX_WARNINGS];
+	ConditionVariable cv;
+} DpLedgerSlot;
+
+typedef struct DpBudgetEntry
+{
+	Oid			role;			/* hash key */
+	bool		budgeted;		/* has a budget (always, in shared memory) */
+	DpLimits	limits;
+	DpLimits	caps;			/* per-query caps (NaN: none) */
+	DpCost		spent;
+	int64		charges;
+} DpBudgetEntry;
+
+/*
+ * Refusals waiting for the worker to write them to dp_pg.guard_refusal_log
+ * (a ring: when it is full, further refusals are only counted).
+ */
+#define DP_REFUSAL_RING 64
+#define DP_REFUSAL_RULE_LEN 256
+#define DP_REFUSAL_QUERY_LEN 512
+
+typedef struct DpRefusalRecord
+{
+	TimestampTz at;
+	Oid			session_user;
+	Oid			current_user;
+	Oid			database;
+	int			sqlerrcode;
+	char		rule[DP_REFUSAL_RULE_LEN];
+	char		query[DP_REFUSAL_QUERY_LEN];
+} DpRefusalRecord;
+
+/* Roles dropped (committed) whose ledger rows the worker has not converted yet. */
+#define DP_DROPPED_RING 64
+
+typedef struct DpLedgerShared
+{
+	LWLock	   *lock;
+	pid_t		worker_pid;
+	Latch	   *worker_latch;
+	bool		ready;			/* totals loaded, accepting requests */
+	pg_atomic_uint64 budget_generation; /* see DpLedgerBudgetGeneration */
+	/* loads of the ledger tables: asked for by writers other than the worker, done by it */
+	pg_atomic_uint64 reload_requested;
+	pg_atomic_uint64 reload_done;
+	ConditionVariable reloaded;
+	bool		has_entries;	/* the ledger holds a budget or a row (DpLedgerHoldsEntries) */
+	/* a point-in-time recovery began this timeline: requests refused until accepted */
+	bool		held;
+	uint32		held_timeline;
+	char		held_reason[128];
+	/* roles whose DROP ROLE committed, to be converted in the ledger rows */
+	int			ndropped;
+	bool		dropped_overflow;
+	Oid			dropped_oid[DP_DROPPED_RING];
+	NameData	dropped_name[DP_DROPPED_RING];
+	ConditionVariable slot_freed;
+	DpLedgerSlot slots[DP_LEDGER_SLOTS];
+	/* refusals to log: refusal_count records from refusal_head, and how many did not fit */
+	int			refusal_head;
+	int			refusal_count;
+	int64		refusals_missed;
+	DpRefusalRecord refusals[DP_REFUSAL_RING];
+} DpLedgerShared;
+
+
+/* The worker's state flags, read together under the lock. */
+typedef struct DpLedgerFlags
+{
+	bool		ready;
+	bool		held;
+	bool		has_entries;
+} DpLedgerFlags;
+
+/* A batch of requests in the hands of the worker. */
+typedef struct DpWorkBatch
+{
+	HTAB	   *pending;		/* working copies of the budget entries it touches */
+	bool		limits_changed; /* a set_budget or drop_budget of it was written */
+} DpWorkBatch;
+
+/* shared.c: the state (see the head of this file) */
+extern DpLedgerShared *dp_ledger;
+extern HTAB *dp_budgets;		/* role -> DpBudgetEntry, under dp_ledger->lock */
+extern bool dp_am_ledger_worker;	/* this process is the ledger worker */
+extern const DpLedgerForwarder *dp_forwarder;	/* a hot standby's link to its primary */
+#ifdef DP_PG_TEST_SWITCHES
+extern bool dp_debug_poison_charge;
+#endif
+
+/* A consistent copy of the worker's state flags (all false without shared memory). */
+extern DpLedgerFlags DpLedgerReadFlags(void);
+
+/*
+ * Bump the budget generation (worker, holding the lock exclusively, right
+ * after the change it announces is visible in shared memory).
+ */
+extern void DpLedgerBumpGeneration(void);
+
+/*
+ * Wait (bounded by the charge timeout) until the worker is ready and has
+ * loaded every write into the ledger tables committed so far.
+ */
+extern void DpLedgerAwaitReady(void);
+
+/* Take a free slot (waiting for one up to the timeout); returns its index. */
+extern int DpLedgerTakeSlot(void);
+
+/*
+ * Submit the requests in slots idx[0..n-1] and wait for their verdicts.  The
+ * slots must have been filled (their state is FILLING).  On return they are
+ * FREE again and out[k] holds a copy of slot idx[k].  On an error (timeout,
+ * cancel) every slot without its verdict is abandoned to the worker.
+ */
+extern void DpLedgerSubmitMany(int n, const int *idx, DpLedgerSlot *out);
+
+/* DpLedgerSubmitMany of one slot. */
+extern void DpLedgerSubmit(int i, DpLedgerSlot *out);
+
+/* A slot's verdict as a DpChargeVerdict. */
+extern void DpSlotToVerdict(const DpLedgerSlot *slot, DpChargeVerdict *v);
+
+/* A forwarded verdict into the slot it answers (standby worker). */
+extern void DpVerdictToSlot(const DpChargeVerdict *v, DpLedgerSlot *slot);
+
+/* worker.c */
+
+/* True if the ledger tables have the 0.2.0 layout (names: regrole role, NULL once dropped). */
+extern bool DpLedgerHasNames(void);
+
+/* The cost of a ledger row whose epsilon, delta, rho, rdp are columns col.. col+3. */
+extern void DpRowCost(HeapTuple tup, TupleDesc desc, int col, DpCost *c);
+
+/*
+ * Load limits and spent totals from the tables into the local table into
+ * (installed at once afterwards: DpWorkerInstall).  Charges are replayed up
+ * to ledger row *upto; with *upto = 0 up to the last row, whose id is stored
+ * there.
+ */
+extern void DpWorkerLoad(HTAB *into, int64 *upto);
+
+/*
+ * Install a loaded table of budgets at once (a reader never sees a partial
+ * set), note whether the ledger holds anything, and with announce bump the
+ * budget generation (not while the worker is not ready yet: becoming ready
+ * bumps it).
+ */
+extern void DpWorkerInstall(HTAB *local, bool has_rows, bool announce);
+
+/* Give a request an error verdict (nothing of it is written). */
+extern void DpWorkerFail(DpLedgerSlot *slot, int sqlerrcode, const char *message);
+
+/*
+ * Handle one request of the batch in its own subtransaction (the pattern of
+ * PL/pgSQL's exception blocks): check, decide, write.  If anything fails,
+ * only this subtransaction is rolled back and only this request gets an
+ * error verdict; the working copies change only after its writes succeeded.
+ */
+extern void DpWorkerRequest(DpLedgerSlot *slot, DpWorkBatch *wb, int nbatch);
+
+/* True if some request is waiting for the worker. */
+extern bool DpWorkerAnyPending(void);
+
+/*
+ * The worker's transactions: begin one, connected to SPI with a snapshot,
+ * showing activity (NULL: none) in pg_stat_activity; commit it.
+ */
+extern void DpWorkerBegin(const char *activity);
+
+/* Commit the transaction of DpWorkerBegin. */
+extern void DpWorkerCommit(void);
+
+/*
+ * In a PG_CATCH of the worker, for a transaction that failed as a whole:
+ * the error copied into cxt (which becomes current), the error state
+ * flushed, the transaction aborted.  The caller reports and frees it.
+ */
+extern ErrorData *DpWorkerAbort(MemoryContext cxt);
+
+/* Process every pending request in one transaction; returns true if any. */
+extern bool DpWorkerBatch(void);
+
+/*
+ * Take the queued refusals out of the ring into recs (at most
+ * DP_REFUSAL_RING) and the count of those that did not fit into *missed;
+ * returns how many.
+ */
+extern int DpTakeRefusals(DpRefusalRecord *recs, int64 *missed);
+
+/*
+ * Write the queued refusals to dp_pg.guard_refusal_log in one transaction,
+ * with a row counting those that did not fit in the queue, and delete the
+ * oldest rows beyond dp_pg.refusal_log_size.  A failure loses this batch of
+ * refusals (logged), never a charge: charges are separate transactions.
+ */
+extern void DpWorkerDrainRefusals(void);
+
+/* Take a new configuration (SIGHUP) now: also between batches under load. */
+extern void DpWorkerReloadConfig(void);
+
+/* reload.c */
+
+/*
+ * Load the ledger tables into a local table and install it at once, with the
+ * restore decision; the load counts as done for every write committed before
+ * it began.  *upto: the last ledger row replayed.  At the start (initial) an
+ * error ends the worker (it is restarted); later it is logged, the published
+ * state stays, the callers waiting for the load time out (fail closed), and
+ * it is tried again at the next wake-up.
+ */
+extern void DpWorkerReload(bool initial, int64 *upto);
+
+/* Load the tables again if a writer other than the worker asked (see reload.c). */
+extern void DpWorkerReloadIfAsked(void);
+
+/*
+ * The ledger rows of roles dropped since (their DROP ROLE committed in
+ * another database: see DpLedgerNoteDroppedRoles) keep the role's name
+ * instead of its OID (DpLedgerKeepRoleName), so that a dump restored into
+ * another cluster never puts them on a role that got the same OID there.
+ * After an overflow of the queue, and once at the start (a crash may have
+ * lost the queue), every row whose role no longer exists is converted
+ * (detail keeps only its old OID).  Only on the 0.2.0 layout.
+ */
+extern void DpWorkerForgetDroppedRoles(void);
+
+/* worker_standby.c */
+
+/* The standby worker's loop; exits (to be restarted as the writer) after a promotion. */
+extern void DpStandbyLoop(int64 upto);
+
+#endif							/* DP_LEDGER_SHARED_H */

@@ -1,0 +1,264 @@
+/*
+ * release.h — the face of release/: the release path of a query's dp
+ * aggregates, from the catalogue of dp aggregates (catalogue.c) through the
+ * call sites planned and charged before the query runs (callsite.c, cost.c)
+ * to the answer cache and the session's error bars (cache.c).  The only
+ * header of release/ that files outside it include (test/layering.pl checks
+ * it).
+ *
+ * Layer release/ (docs/development.md): sits on ledger/, common/ and the
+ * numeric core.  Within it, catalogue.c calls nothing of dp_pg's, the call
+ * sites call the catalogue, and the cache calls both (it registers itself
+ * with the call sites: DpCallSitesSetCache).
+ */
+#ifndef DP_RELEASE_H
+#define DP_RELEASE_H
+
+#include "postgres.h"
+
+#include "executor/execdesc.h"
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+#include "nodes/primnodes.h"
+
+#include "accountant.h"
+#include "mechanism.h"
+#include "noise.h"
+#include "compat.h"
+
+/* ------------------------------------------------------------------------
+ * The catalogue of dp aggregates (catalogue.c)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * What dp_pg knows about each of its aggregates (DpAggKind) and which
+ * aggregate of the database is which.  The kinds themselves are defined by
+ * the aggregates (aggregates/), which add them here when the library loads
+ * (DpAggregatesRegister, aggregates/kinds.c).
+ */
+
+/* defined below */
+typedef struct DpCallSite DpCallSite;
+struct DpSiteBar;
+
+#define DP_MAX_CONST_ARGS 4
+
+/*
+ * What dp_pg knows about one of its aggregates.  The aggregate is recognised
+ * by its C final function (and by belonging to the dp_pg extension).  Its
+ * mechanism and the arguments listed in const_argnos must be constant for the
+ * query; they are evaluated once, before execution, and handed to plan().
+ */
+typedef struct DpAggKind
+{
+	const char *name;			/* SQL name, for messages */
+	PGFunction	finalfn;		/* C final function identifying the aggregate */
+	int			nargs;			/* arguments of the user-level aggregate */
+	int			mech_argno;		/* 0-based; -1: dp_pg.default_mechanism */
+	int			nconst;			/* further constant arguments */
+	int			const_argnos[DP_MAX_CONST_ARGS];
+
+	/*
+	 * The unit-bounded form (dp_pg.bounded_*, written by the guard for tables
+	 * with a privacy unit) has this many more trailing arguments: 1 =
+	 * (groups int4); 3 = (weight int8, rows int8, groups int4), the weight
+	 * being a row argument.  0: no bounded form.
+	 */
+	int			bounded_extra;
+	/* plan() sets the site's cost itself (not the cost of an additive noise plan) */
+	bool		own_cost;
+	/* partition selection: which groups are released is decided after the final functions */
+	bool		selects_groups;
+	/* releases only the groups whose noisy count reaches a threshold (no zCDP split over cells) */
+	bool		thresholded;
+	/* Plan the noise of a call site; ERROR on invalid arguments. */
+	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
+
+	/*
+	 * Optional: fill what the error bar of a planned site says beyond the
+	 * noise of an additive plan (struct DpSiteBar, below) -- an average's
+	 * or a quantile's own interval and what it covers.
+	 */
+	void		(*bar) (const DpCallSite *site, struct DpSiteBar *bar);
+} DpAggKind;
+
+/* Add the kinds of dp_pg's aggregates to the catalogue (once, at load). */
+extern void DpCatalogueAdd(const DpAggKind *const *kinds, int n);
+
+/* Register the aggregate-kind cache's invalidation (only when preloaded). */
+extern void DpCatalogueInit(void);
+
+/* The DpAggKind of aggregate aggfnoid, or NULL if it is not one of dp_pg's. */
+extern const DpAggKind *DpKindOfAggregate(Oid aggfnoid);
+
+/* The number of arguments of an aggregate call (not counting its ORDER BY items). */
+extern int	DpAggNumArgs(List *args);
+
+/* ------------------------------------------------------------------------
+ * Call sites: planned and charged before the query runs (callsite.c, cost.c)
+ * ------------------------------------------------------------------------ */
+
+/* One dp aggregate call of the running query (lives in the query's memory). */
+struct DpCallSite
+{
+	const DpAggKind *kind;
+	Aggref	   *aggref;			/* the finalizing Aggref in the plan */
+	DpMechanism mech;			/* its mechanism, evaluated once */
+	DpNoisePlan plan;			/* the noise its final function draws */
+	int64		unit_rows;		/* bounded form: per-cell contribution bound (1 otherwise) */
+	int32		unit_groups;	/* bounded form: cells per unit the mechanism is split over */
+	DpCost		cost;			/* what its releases cost (all groups together) */
+	int			release;		/* its DP level (Agg node) in the query, from 1 (multi.c) */
+	bool		duplicate;		/* shares the result of an identical call */
+	bool		charged;		/* the query's cost is in the ledger */
+	bool		bounded;		/* the unit-bounded form (a table with a privacy unit) */
+	int			bar_index;		/* its row of the session's error bars, or -1 (cache.c) */
+	uint64		session_release;	/* the session's release it belongs to (cache.c) */
+	void	   *extra;			/* kind-specific per-query data */
+};
+
+/* cost.c: the mechanism with 1/k of its budget (epsilon and delta, or rho, divided by k). */
+extern DpMechanism DpSplitMechanism(const DpMechanism *mech, int k);
+
+/* cost.c: the composed cost of the distinct call sites (and their count). */
+extern int	DpComposeSites(List *sites, DpCost *total);
+
+/* cost.c: charge the query's cost (leader only) and mark its sites charged. */
+extern void DpChargeQuery(QueryDesc *queryDesc, List *sites);
+
+/* cost.c: the (epsilon, delta, rho, call_sites) record of a cost, for fcinfo's result. */
+extern Datum DpCostRecord(FunctionCallInfo fcinfo, const DpCost *c, int sites);
+
+/* Before the standard ExecutorStart: bind the dp aggregates' constant arguments (callsite.c). */
+extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
+
+/* Walker: true for a Param that is not a bound parameter, or a subquery. */
+extern bool DpContainsNonExternParam(Node *node, void *context);
+
+/*
+ * What the answer cache (cache.c) does for the call sites: it sits above
+ * them and registers these when the library loads (DpCacheInit).
+ */
+typedef struct DpCallSiteCache
+{
+	/* at a query's start, before its charge: serve an answer kept for the same budgets (true: no charge) */
+	bool		(*lookup) (QueryDesc *queryDesc, int eflags, List *sites);
+	/* the query's sites were charged (leader): remember them as the session's last release */
+	void		(*note_release) (QueryDesc *queryDesc, List *sites);
+	/* the error bars of planned sites (struct DpSiteBar, below), for DpEstimateQueryBars */
+	struct DpSiteBar *(*site_bars) (List *sites, int *n);
+} DpCallSiteCache;
+
+/* Register the answer cache's side of the call sites (DpCacheInit, at load). */
+extern void DpCallSitesSetCache(const DpCallSiteCache *cache);
+
+/* After the standard ExecutorStart: plan the query's dp call sites and charge them. */
+extern void DpCallSitesStart(QueryDesc *queryDesc, int eflags);
+
+/* The per-execution unit seeds (Consts) bound into queryDesc's plan, if it was the last bound. */
+extern List *DpCallSitesSeeds(QueryDesc *queryDesc);
+
+/* True if the query started by queryDesc has planned dp call sites. */
+extern bool DpCallSitesActive(QueryDesc *queryDesc);
+
+/* True for the EXPLAIN-only start of dp_pg.estimate_cost's own plan (it runs nothing). */
+extern bool DpCallSitesIsEstimate(QueryDesc *queryDesc);
+
+/*
+ * The call site of the final function running in fcinfo.  ERROR (and nothing
+ * released) when dp_pg is not preloaded, when called as a window function or
+ * directly, or when the call was not planned before the query started.
+ */
+extern DpCallSite *DpCallSiteForFinal(FunctionCallInfo fcinfo, const DpAggKind *kind);
+
+/*
+ * What a query would cost, without charging: plan it and compose its call
+ * sites.  Returns the number of dp aggregate call sites.
+ */
+extern int	DpEstimateQueryCost(const char *query, DpCost *total);
+
+/* The error bars of a query's call sites, planned as DpEstimateQueryCost does (struct DpSiteBar, below). */
+extern struct DpSiteBar *DpEstimateQueryBars(const char *query, int *n);
+
+/* cost.c: append a double to a JSON text (null for NaN / Inf): the ledger's detail of a charge. */
+extern void DpJsonNumber(StringInfo buf, double v);
+
+/* ------------------------------------------------------------------------
+ * The answer cache and the session's error bars (cache.c)
+ * ------------------------------------------------------------------------ */
+
+#define DP_BAR_NOTE_LEN 512
+
+/*
+ * The error bar of one call site (kept in an entry and for the session).
+ * NaN for what does not apply (shown as NULL): an average's sd and h95 are
+ * per released value (DpValueBar), a quantile has a rank interval instead.
+ */
+typedef struct DpSiteBar
+{
+	char		aggregate[NAMEDATALEN];
+	char		mechanism[DP_MECH_TEXT_LEN];
+	double		sd;				/* noise standard deviation (output units) */
+	double		h95;			/* P(|noise| <= h95) >= 0.95: the closed [answer - h95, answer + h95] */
+	double		epsilon;
+	double		delta;
+	double		rho;
+	double		rank_h95;		/* quantiles: P(rank error > d_min + rank_h95) <= 0.05 */
+	bool		per_value;		/* intervals per released value (dp_avg) */
+	char		note[DP_BAR_NOTE_LEN];	/* what the interval covers and what it leaves out */
+} DpSiteBar;
+
+/* The interval of one released value of a per_value site (dp_avg). */
+typedef struct DpValueBar
+{
+	int32		bar;			/* its site's row */
+	double		value;			/* the released value */
+	double		sd;				/* about how far it may be from the truth (the noise's) */
+	double		lower;			/* a closed 95% interval of the truth */
+	double		upper;
+} DpValueBar;
+
+/* The error bars of a query's distinct call sites (palloc'd in the current context). */
+extern DpSiteBar *DpCacheSiteBars(List *sites, int *n);
+
+/*
+ * A final function released value with its own 95% interval (dp_avg): kept
+ * for dp_pg.last_releases (and in the answer's cache entry).
+ */
+extern void DpCacheNoteValue(const DpCallSite *site, double value, double sd, double lower, double upper);
+
+/*
+ * A utility statement is about to run: subscriptions' changes count as data
+ * changes; DISCARD ALL forgets the session's last release.
+ */
+extern void DpCacheUtility(Node *stmt);
+
+/* Define dp_pg.answer_cache and dp_pg.answer_cache_size; transaction callbacks. */
+extern void DpCacheInit(void);
+
+/* True if rel has a row-level security policy other than dp_pg.protect()'s own two. */
+extern bool DpHasOtherPolicies(Relation rel);
+
+/*
+ * At ExecutorStart, after the call sites are planned and before the charge:
+ * true if the query's answer was released before to the same budgets (it is
+ * then served from the cache, uncharged); false to charge and run it (its
+ * answer is then kept, if it may be).
+ */
+extern bool DpCacheLookup(QueryDesc *queryDesc, int eflags, List *sites);
+
+/* The query's call sites were charged: remember them as the session's last release. */
+extern void DpCacheNoteRelease(QueryDesc *queryDesc, List *sites);
+
+/*
+ * ExecutorRun: true if the run was done here (an answer served from the
+ * cache).  Otherwise the caller runs the plan between DpCacheCaptureBegin and
+ * DpCacheCaptureEnd (which keeps a complete answer) and always calls
+ * DpCacheCaptureRestore.
+ */
+extern bool DpCacheServe(QueryDesc *queryDesc, ScanDirection direction, uint64 count);
+extern void DpCacheCaptureBegin(QueryDesc *queryDesc);
+extern void DpCacheCaptureEnd(QueryDesc *queryDesc, ScanDirection direction, uint64 count);
+extern void DpCacheCaptureRestore(QueryDesc *queryDesc);
+
+#endif							/* DP_RELEASE_H */
