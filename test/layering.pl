@@ -14,14 +14,21 @@
 #  2. circles: within a folder, no two files use each other, directly or
 #     through others (no cycle in the file graph), except in the folders of
 #     %ONE_MODULE, whose files form one module behind one header.
+#  3. faces: a folder of %FACE is seen from outside through one header, its
+#     face; a file of another folder includes no other header of it.
+#  4. heads: every .c file begins with a comment that names the file
+#     ("name.c — what it owns") and its layer ("Layer ledger/", or "top
+#     layer" for src's own files).
 #
 # Prints one line per violation and a summary; exits 1 if any.
 #
 #   perl test/layering.pl [SRC]        check SRC (default: the repository's src)
 #   perl test/layering.pl --graph      print the dependencies between layers
 #   perl test/layering.pl --control    the positive controls: in a copy of src,
-#       an added upward call, an added call that closes a circle and an added
-#       upward #include must each be caught (exits 1 if one is missed)
+#       an added upward call, an added call that closes a circle, an added
+#       upward #include, an added #include of a folder's inner header from
+#       outside it and a file whose head comment lost its layer must each be
+#       caught (exits 1 if one is missed)
 use strict;
 use warnings;
 use File::Basename qw(dirname);
@@ -32,6 +39,15 @@ use File::Path qw(make_path);
 # lowest first
 our @LAYERS = qw(core common ledger release aggregates guard synth src);
 our %ONE_MODULE = (guard => 1, synth => 1);
+# the one header of a folder that files outside it may include (common/ and
+# core/ are collections of small modules, each header its own face)
+our %FACE = (
+	ledger => 'ledger/ledger.h',
+	release => 'release/release.h',
+	aggregates => 'aggregates/aggregates.h',
+	guard => 'guard/guard.h',
+	synth => 'synth/synth.h',
+);
 
 my $mode = 'check';
 if (@ARGV && $ARGV[0] =~ /^--(graph|control)$/) { $mode = $1; shift @ARGV; }
@@ -68,7 +84,7 @@ sub strip
 sub analyse
 {
 	my ($root) = @_;
-	my (%text, %layer, %def, %ext, %inc, %local);
+	my (%text, %layer, %def, %ext, %inc, %local, %head);
 	my @files = sort split /\n/, `cd '$root' && find . -name '*.[ch]' | sed 's|^\\./||'`;
 	die "layering: no sources under $root\n" unless @files;
 	for my $f (@files)
@@ -78,6 +94,7 @@ sub analyse
 		my $raw = <$h>;
 		close $h;
 		$inc{$f} = [$raw =~ /^[ \t]*#[ \t]*include[ \t]*"([^"]+)"/mg];
+		$head{$f} = $raw =~ m{\A/\*(.*?)\*/}s ? $1 : '';
 		$text{$f} = strip($raw);
 		$layer{$f} = layer_of($f);
 		die "layering: $f is in no layer of \@LAYERS\n" unless grep { $_ eq $layer{$f} } @LAYERS;
@@ -158,7 +175,7 @@ sub analyse
 			$incl{$f}{$h} = 1 if defined $h;
 		}
 	}
-	return { files => \@files, layer => \%layer, edge => \%edge, why => \%why, nedges => $nedges, def => \%def, incl => \%incl };
+	return { files => \@files, layer => \%layer, edge => \%edge, why => \%why, nedges => $nedges, def => \%def, incl => \%incl, head => \%head };
 }
 
 sub rank
@@ -188,7 +205,20 @@ sub violations
 		{
 			my ($lf, $lh) = ($g->{layer}{$f}, $g->{layer}{$h});
 			push @bad, "upward include: $f ($lf) includes $h ($lh)" if rank($lh) > rank($lf);
+			push @bad, "inner header: $f ($lf) includes $h, which only $lh/ includes (its face is $FACE{$lh})"
+				if $lf ne $lh && $FACE{$lh} && $h ne $FACE{$lh};
 		}
+	}
+	for my $f (grep { /\.c$/ } @{$g->{files}})
+	{
+		my $l = $g->{layer}{$f};
+		my $base = (split m{/}, $f)[-1];
+		(my $hd = $g->{head}{$f}) =~ s/\s+/ /g;
+		push @bad, "head: $f does not begin with a comment \"$base — what it owns\""
+			unless $hd =~ /^\s*\*?\s*(?:\Q$l\E\/)?\Q$base\E —/;
+		my $says = $l eq 'src' ? qr/\btop layer\b/i : qr/\bLayer \Q$l\E\//;
+		push @bad, "head: the head comment of $f does not name its layer (" . ($l eq 'src' ? 'top layer' : "Layer $l/") . ")"
+			unless $hd =~ $says;
 	}
 	# circles within a folder: strongly connected components (Tarjan)
 	my ($index, @stack, %idx, %low, %on) = (0);
@@ -329,6 +359,39 @@ sub control
 	@got = grep { /^upward include: \Q$low\E .*\Q$top\E/ } violations(analyse($dir));
 	printf "%s: an added #include of %s (%s) in %s (%s) is caught as upward\n",
 		@got ? 'ok' : 'not ok', $top, $LAYERS[-2], $low, $LAYERS[1];
+	$missed++ unless @got;
+
+	# 4. a file of another folder includes an inner header of a folder with a face
+	my ($inner) = grep { my $h = $_; my $l = $g->{layer}{$h}; /\.h$/ && $FACE{$l} && $h ne $FACE{$l} } @{$g->{files}};
+	die "layering: no inner header for the face control\n" unless $inner;
+	my ($outer) = grep { /\.c$/ && $g->{layer}{$_} eq $LAYERS[-1] } @{$g->{files}};
+	$dir = tempdir(CLEANUP => 1);
+	copy_tree($root, $dir);
+	{
+		open my $h, '>>', "$dir/$outer" or die "$dir/$outer: $!\n";
+		print $h "\n#include \"$inner\"\n";
+		close $h;
+	}
+	@got = grep { /^inner header: \Q$outer\E .*\Q$inner\E/ } violations(analyse($dir));
+	printf "%s: an added #include of %s (inside %s/) in %s is caught as an inner header\n",
+		@got ? 'ok' : 'not ok', $inner, $g->{layer}{$inner}, $outer;
+	$missed++ unless @got;
+
+	# 5. a file whose head comment no longer names its layer
+	$dir = tempdir(CLEANUP => 1);
+	copy_tree($root, $dir);
+	{
+		local $/;
+		open my $h, '<', "$dir/$low" or die "$dir/$low: $!\n";
+		my $t = <$h>;
+		close $h;
+		$t =~ s/\bLayer (\w+)\//Tier $1:/g;
+		open $h, '>', "$dir/$low" or die "$dir/$low: $!\n";
+		print $h $t;
+		close $h;
+	}
+	@got = grep { /^head: the head comment of \Q$low\E / } violations(analyse($dir));
+	printf "%s: %s without its layer in its head comment is caught\n", @got ? 'ok' : 'not ok', $low;
 	$missed++ unless @got;
 	return $missed ? 1 : 0;
 }
