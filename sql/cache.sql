@@ -1,5 +1,5 @@
 --
--- The released-answer cache (src/cache.c) and the session's error bars
+-- The released-answer cache (src/release/cache.c) and the session's error bars
 -- (dp_pg.last_releases).  An identical dp query from the same budgets on
 -- unchanged data is served again, uncharged, with the same values; every
 -- kind of data change, every change of the query or its parameters, and

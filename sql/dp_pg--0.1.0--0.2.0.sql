@@ -6,7 +6,7 @@
 -- a database updated from 0.1.0 must end with the catalog of a fresh 0.2.0
 -- install (the upgrade test compares every member object and its definition).
 
--- Canonical released keys (src/canonical.c, src/guard/canonical.c): the guard
+-- Canonical released keys (src/common/canonical.c, src/guard/canonical.c): the guard
 -- releases every GROUP BY key in its canonical spelling, so that a released
 -- key is a function of its equality class, never of one row's spelling
 -- (numeric 5.000 is 5, float -0 is 0, interval 24 hours is 1 day, ...).
@@ -97,7 +97,7 @@ END $$;
 
 --
 -- dp_sum(x, lower, upper) and dp_avg(x, lower, upper) without a mechanism
--- (src/agg_sum.c): dp_pg.default_mechanism, like dp_count(*).  The
+-- (src/aggregates/agg_sum.c): dp_pg.default_mechanism, like dp_count(*).  The
 -- transition functions are the four-argument forms' C functions (they never
 -- read the mechanism); the final functions name the kind.
 --
@@ -384,7 +384,7 @@ COMMENT ON VIEW dp_pg.answer_cache IS
 
 --
 -- A database's life (docs/dba.md, "Backup, restore and upgrades";
--- src/names.c, src/retention.c, src/guard/grants.c)
+-- src/common/names.c, src/ledger/retention.c, src/guard/grants.c)
 --
 
 -- Stored roles and tables are regrole / regclass (above).  PostgreSQL has no
@@ -563,7 +563,7 @@ CREATE FUNCTION dp_pg.domain_read(timestamp, timestamp, timestamp) RETURNS times
 CREATE FUNCTION dp_pg.domain_read(timestamptz, timestamptz, timestamptz) RETURNS timestamptz
 	AS 'MODULE_PATHNAME', 'dp_domain_read_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
--- BI aggregates answered from other releases (src/moments.c,
+-- BI aggregates answered from other releases (src/aggregates/moments.c,
 -- src/guard/derived.c): STDDEV / VARIANCE from three noisy moments,
 -- count(DISTINCT <column with public keys>) from a histogram over the keys.
 -- Post-processing of released values: they read no data, charge nothing.

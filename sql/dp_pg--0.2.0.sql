@@ -250,7 +250,7 @@ COMMENT ON FUNCTION dp_confidence_interval(float8, dp_mechanism, float8, float8)
 	'closed interval [lower, upper] (both ends included) that covers the true answer with probability at least level';
 
 --
--- dp_sum, dp_avg (src/agg_sum.c): values clamped to [lower, upper], exact
+-- dp_sum, dp_avg (src/aggregates/agg_sum.c): values clamped to [lower, upper], exact
 -- accumulation (int8 / int128 / fixed point / numeric), noise added once in
 -- the final function.  Bounds and mechanism are constant for the query.
 --
@@ -359,7 +359,7 @@ COMMENT ON AGGREGATE dp_avg(float8, float8, float8, dp_mechanism) IS
 	'noisy mean of values clamped to [lower, upper]: half the budget on the sum, half on the count';
 
 --
--- dp_histogram (src/agg_histogram.c): jsonb {"label": noisy count}; one
+-- dp_histogram (src/aggregates/agg_histogram.c): jsonb {"label": noisy count}; one
 -- release per call (disjoint bins: sensitivity 1 per bin)
 --
 CREATE FUNCTION dp_histogram_counts_combine(internal, internal) RETURNS internal
@@ -424,7 +424,7 @@ COMMENT ON AGGREGATE dp_histogram(anyelement, dp_mechanism) IS
 	'noisy count per key, releasing only keys that pass private partition selection (needs a delta)';
 
 --
--- dp_quantile, dp_median (src/agg_quantile.c): the exponential mechanism over
+-- dp_quantile, dp_median (src/aggregates/agg_quantile.c): the exponential mechanism over
 -- 1,024 equal cells of [lower, upper]; the answer is a cell boundary, drawn
 -- exactly.  A pure epsilon mechanism: laplace(epsilon=E).
 --
@@ -503,7 +503,7 @@ COMMENT ON FUNCTION dp_pg.partition_threshold(dp_mechanism) IS
 	'dp_histogram(key, mech) releases a key iff its noisy count is at least this';
 
 --
--- Post-processing (src/postprocess.c): public information only, free
+-- Post-processing (src/aggregates/postprocess.c): public information only, free
 --
 CREATE FUNCTION dp_nonnegative(value bigint) RETURNS bigint
 	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS 'SELECT greatest(value, 0)';
@@ -692,7 +692,7 @@ BEGIN
 		EXECUTE format('CREATE POLICY dp_pg_analysts ON %s AS RESTRICTIVE FOR SELECT TO dp_pg_analyst USING (dp_pg.analyst_rows())', tbl);
 	END IF;
 	EXECUTE format('GRANT SELECT ON %s TO dp_pg_analyst', tbl);
-	-- its writes make its kept answers miss (src/cache.c), also under session_replication_role = replica
+	-- its writes make its kept answers miss (src/release/cache.c), also under session_replication_role = replica
 	-- (made again each time: exactly this trigger, whatever was there before)
 	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
 		EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);
@@ -806,7 +806,7 @@ COMMENT ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) IS
 	'declare (or with NULL, NULL remove) the value domain of a numeric column of a protected table: the bounds of plain sum() / avg()';
 REVOKE EXECUTE ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) FROM PUBLIC;
 
--- The released-answer cache (src/cache.c; docs/privacy.md, "The released-answer
+-- The released-answer cache (src/release/cache.c; docs/privacy.md, "The released-answer
 -- cache").  Every transaction that writes a protected table adds (relid, 1)
 -- here through the table's statement trigger dp_pg_data_changed (relid 0:
 -- the protection settings); a query's answer is served again only while the
@@ -868,7 +868,7 @@ COMMENT ON VIEW dp_pg.last_releases IS
 	'the error bar of each value the session''s last dp query released: the closed 95% interval [answer - h, answer + h] of the noise (h = ci95_halfwidth), an average''s own [ci95_lower, ci95_upper], a quantile''s rank interval; note says what each covers (clamping and unit bounding are in none)';
 
 -- a run-time constant of an analyst's row predicate (now(), $1 + 1): the guard
--- wraps it in this, and it is computed once before the query runs (src/callsite.c);
+-- wraps it in this, and it is computed once before the query runs (src/release/callsite.c);
 -- anywhere else it is the identity
 CREATE FUNCTION dp_pg.run_constant(anyelement) RETURNS anyelement
 	AS 'MODULE_PATHNAME', 'dp_run_constant' LANGUAGE C STABLE PARALLEL SAFE;
@@ -926,12 +926,12 @@ COMMENT ON AGGREGATE dp_pg.partition_keep(dp_mechanism) IS
 	'private partition selection: release this group only if its noisy count reaches the threshold';
 
 --
--- Privacy units (src/guard.c rewrites a dp query on a table with a privacy
+-- Privacy units (src/guard/guard.c rewrites a dp query on a table with a privacy
 -- unit into these; analysts may not call them directly).  Each input row is
 -- one (unit, cell) of the bounded query: its contribution, already bounded
 -- per unit, then the trailing arguments of the bounded form: for sums
 -- (groups), for histograms (weight, rows, groups).  groups: the most cells a
--- unit keeps, over which the mechanism is split (src/cost.c).
+-- unit keeps, over which the mechanism is split (src/release/cost.c).
 --
 CREATE FUNCTION dp_pg.unit_priority() RETURNS int8
 	AS 'MODULE_PATHNAME', 'dp_unit_priority' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
@@ -952,7 +952,7 @@ CREATE AGGREGATE dp_pg.unit_float_sum(float8) (
 	PARALLEL = SAFE
 );
 
--- a unit's kept cells (at most g), aggregated while scanning (src/agg_units.c);
+-- a unit's kept cells (at most g), aggregated while scanning (src/aggregates/agg_units.c);
 -- the result is internal: only dp_pg.unit_cell reads it
 -- unit_seed is declared STABLE: callsite.c binds it to one value per
 -- execution, and the planner must see the guard's identical unit_cells calls
@@ -1092,7 +1092,7 @@ CREATE AGGREGATE dp_pg.bounded_partition_keep(dp_mechanism, int4) (
 	PARALLEL = SAFE
 );
 
--- Canonical released keys (src/canonical.c, src/guard/canonical.c): the guard
+-- Canonical released keys (src/common/canonical.c, src/guard/canonical.c): the guard
 -- releases every GROUP BY key in its canonical spelling, so that a released
 -- key is a function of its equality class, never of one row's spelling
 -- (numeric 5.000 is 5, float -0 is 0, interval 24 hours is 1 day, ...).
@@ -1132,7 +1132,7 @@ CREATE OPERATOR CLASS dp_pg.mechanism_ops DEFAULT FOR TYPE dp_mechanism USING bt
 
 --
 -- dp_sum(x, lower, upper) and dp_avg(x, lower, upper) without a mechanism
--- (src/agg_sum.c): dp_pg.default_mechanism, like dp_count(*).  The
+-- (src/aggregates/agg_sum.c): dp_pg.default_mechanism, like dp_count(*).  The
 -- transition functions are the four-argument forms' C functions (they never
 -- read the mechanism); the final functions name the kind.
 --
@@ -1371,7 +1371,7 @@ COMMENT ON FUNCTION dp_pg.synthesize(regclass, text, dp_mechanism, name[], int, 
 
 --
 -- A database's life (docs/dba.md, "Backup, restore and upgrades";
--- src/names.c, src/retention.c, src/guard/grants.c)
+-- src/common/names.c, src/ledger/retention.c, src/guard/grants.c)
 --
 
 -- Stored roles and tables are regrole / regclass (above).  PostgreSQL has no
@@ -1550,7 +1550,7 @@ CREATE FUNCTION dp_pg.domain_read(timestamp, timestamp, timestamp) RETURNS times
 CREATE FUNCTION dp_pg.domain_read(timestamptz, timestamptz, timestamptz) RETURNS timestamptz
 	AS 'MODULE_PATHNAME', 'dp_domain_read_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
--- BI aggregates answered from other releases (src/moments.c,
+-- BI aggregates answered from other releases (src/aggregates/moments.c,
 -- src/guard/derived.c): STDDEV / VARIANCE from three noisy moments,
 -- count(DISTINCT <column with public keys>) from a histogram over the keys.
 -- Post-processing of released values: they read no data, charge nothing.

@@ -1,5 +1,5 @@
 --
--- dp_quantile / dp_median (src/agg_quantile.c, src/core/quantile.c) and the
+-- dp_quantile / dp_median (src/aggregates/agg_quantile.c, src/core/quantile.c) and the
 -- quantiles BI tools write (percentile_cont, percentile_disc, min, max).
 --
 -- Noisy answers are checked by properties.  The table holds x = 0 .. 9999

@@ -1,6 +1,6 @@
 --
 -- Privacy units: each unit's cells kept while aggregating (dp_pg.unit_cells,
--- src/agg_units.c) instead of a window over every (unit, cell).
+-- src/aggregates/agg_units.c) instead of a window over every (unit, cell).
 --
 -- 1. plans: a bounded GROUP BY or histogram aggregates by unit alone with
 --    dp_pg.unit_cells, without a WindowAgg or a sort of the cells; a numeric
