@@ -7,7 +7,11 @@ OBJS = \
 	src/core/mechanism.o \
 	src/common/mechanism_type.o \
 	src/core/noise.o \
-	src/core/calibrate.o \
+	src/core/special.o \
+	src/core/continuous.o \
+	src/core/renyi.o \
+	src/core/gausssum.o \
+	src/core/discrete.o \
 	src/common/inspect.o \
 	src/core/random.o \
 	src/core/sample.o \

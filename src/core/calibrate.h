@@ -22,8 +22,18 @@
  * worker.  Costs (test/bench/RESULTS.md): analytic Gaussian ~4 us, OSGT
  * optimum ~0.1 ms, discrete calibrations <= ~0.4 ms, rho <= ~1 ms.
  *
- * The formulas and their sources are listed at the top of calibrate.c; the
- * reference values are in test/reference (see its README).
+ * The module is one face over five files, each listing its formulas and
+ * their sources at its top (the reference values are in test/reference,
+ * see its README):
+ *   special.c     Q, ln Q, the Mills ratio, differences of Q; root finding
+ *   continuous.c  continuous profiles (Laplace, Gaussian, OSGT), calibration
+ *   renyi.c       Rényi divergences, rho, RDP and zCDP conversions
+ *   gausssum.c    sums of Gaussian terms on the integers, with error bounds
+ *   discrete.c    discrete Gaussian, OSGT and Laplace: profiles, variance,
+ *                 calibration, Rényi
+ * Each calls only the files above it in this list (no circle); what they
+ * share among themselves is in special.h, continuous.h, renyi.h and
+ * gausssum.h, which only these files include.
  */
 #ifndef DP_CALIBRATE_H
 #define DP_CALIBRATE_H
