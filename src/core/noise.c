@@ -8,7 +8,7 @@
  *                             rational; the pmf ratio of neighbours is at most
  *                             exp(D/t) <= exp(E): exactly (E, 0)-DP.
  *   gaussian(epsilon, delta)  discrete Gaussian whose own exact profile meets
- *                             (epsilon, delta) (calibrate.c: never below the
+ *                             (epsilon, delta) (discrete.c: never below the
  *                             analytic continuous sigma).
  *   gaussian(rho=R)           discrete Gaussian, sigma^2 = D^2/(2R): R-zCDP
  *                             (Canonne-Kamath-Steinke 2020, Thm. 14).

@@ -1,5 +1,5 @@
 /*
- * test_calib_props.c — property tests of calibrate.c.
+ * test_calib_props.c — property tests of the calibration module (calibrate.h).
  *
  * Monotonicity of the profiles, round trips eps(delta(e)) = e, minimality
  * and one-sidedness of every calibration, consistency of the Rényi and zCDP

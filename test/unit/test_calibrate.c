@@ -1,8 +1,9 @@
 /*
- * test_calibrate.c — calibrate.c against the CSV files of test/reference.
+ * test_calibrate.c — the calibration module (calibrate.h) against the CSV
+ * files of test/reference.
  *
  * Every row of every reference file is checked, every numeric column that
- * calibrate.c produces, with the tolerances of reference/README.md §10
+ * the module produces, with the tolerances of reference/README.md §10
  * (including the one-sided rules: delta never under-reported, eps and
  * calibrated scales never below the reference).  One TAP line per row;
  * a failing row prints each failing column with its case_id.  The worst
