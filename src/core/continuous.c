@@ -631,9 +631,13 @@ osgt_finish(double Delta, double eps, double delta, double m, double sigma, doub
 	return res;
 }
 
-/* Least-variance OSGT meeting (eps, delta) with m/sigma <= Q^{-1}(1/4). */
-DpOsgtParams
-dp_osgt_opt_subgaussian(double Delta, double eps, double delta)
+/*
+ * Least-variance OSGT meeting (eps, delta): opt_search of fn over [xlo, xhi]
+ * from the classical Gaussian sigma, rounded by osgt_finish with rmax.
+ */
+static DpOsgtParams
+osgt_opt(double Delta, double eps, double delta, OptEvalFn fn, double xlo, double xhi,
+		 int n, double xtol, double rmax)
 {
 	OptTarget	tg = {Delta, eps, delta, 0.0};
 	OptPoint	best;
@@ -645,26 +649,22 @@ dp_osgt_opt_subgaussian(double Delta, double eps, double delta)
 		return bad;
 	}
 	tg.hint = dp_gauss_sigma_classical(Delta, eps, delta);
+	best = opt_search(fn, &tg, xlo, xhi, n, xtol);
+	return osgt_finish(Delta, eps, delta, best.m, best.sigma, rmax);
+}
+
+/* Least-variance OSGT meeting (eps, delta) with m/sigma <= Q^{-1}(1/4). */
+DpOsgtParams
+dp_osgt_opt_subgaussian(double Delta, double eps, double delta)
+{
 	/* an interior optimum is flat: V resolves x only to ~1e-8 anyway */
-	best = opt_search(opt_eval_ratio, &tg, 0.0, DP_OSGT_SUBGAUSS_RATIO, 8,
-					  1e-6 * DP_OSGT_SUBGAUSS_RATIO);
-	return osgt_finish(Delta, eps, delta, best.m, best.sigma, DP_OSGT_SUBGAUSS_RATIO);
+	return osgt_opt(Delta, eps, delta, opt_eval_ratio, 0.0, DP_OSGT_SUBGAUSS_RATIO, 8,
+					1e-6 * DP_OSGT_SUBGAUSS_RATIO, DP_OSGT_SUBGAUSS_RATIO);
 }
 
 /* Least-variance OSGT meeting (eps, delta), m in [1e-2, 1e14] Delta (reference only). */
 DpOsgtParams
 dp_osgt_opt_unconstrained(double Delta, double eps, double delta)
 {
-	OptTarget	tg = {Delta, eps, delta, 0.0};
-	OptPoint	best;
-
-	if (!dp_target_ok(Delta, eps, delta))
-	{
-		DpOsgtParams bad = {NAN, NAN, NAN};
-
-		return bad;
-	}
-	tg.hint = dp_gauss_sigma_classical(Delta, eps, delta);
-	best = opt_search(opt_eval_logm, &tg, log(1e-2), log(1e14), 48, 1e-6);
-	return osgt_finish(Delta, eps, delta, best.m, best.sigma, 0.0);
+	return osgt_opt(Delta, eps, delta, opt_eval_logm, log(1e-2), log(1e14), 48, 1e-6, 0.0);
 }

@@ -453,10 +453,27 @@ dp_osgt_rho(double Delta, double m, double sigma)
  * RDP conversions
  * ------------------------------------------------------------------------ */
 
-/* RDP curve -> (eps, delta): min over the grid of D + ln(1/delta)/(alpha-1) (Mironov 2017). */
-double
-dp_rdp_eps_mironov(int n, const double *alphas, const double *rdp,
-				   double delta, double *alpha_out)
+/* eps at delta of one order alpha with D_alpha = d, by one conversion. */
+typedef double (*RdpConvFn) (double d, double alpha, double delta);
+
+/* Mironov 2017, Prop 3: D + ln(1/delta)/(alpha-1). */
+static double
+rdp_conv_mironov(double d, double alpha, double delta)
+{
+	return d - log(delta) / (alpha - 1.0);
+}
+
+/* Canonne-Kamath-Steinke 2020: D + ln(1 - 1/alpha) - (ln delta + ln alpha)/(alpha-1). */
+static double
+rdp_conv_improved(double d, double alpha, double delta)
+{
+	return d + log1p(-1.0 / alpha) - (log(delta) + log(alpha)) / (alpha - 1.0);
+}
+
+/* RDP curve -> (eps, delta) by conv, minimised over the grid (its alpha in *alpha_out). */
+static double
+rdp_eps_min(int n, const double *alphas, const double *rdp, double delta,
+			double *alpha_out, RdpConvFn conv)
 {
 	double		best = INFINITY,
 				ba = NAN;
@@ -469,7 +486,7 @@ dp_rdp_eps_mironov(int n, const double *alphas, const double *rdp,
 
 		if (!(alphas[i] > 1.0) || isnan(rdp[i]))
 			return NAN;
-		e = rdp[i] - log(delta) / (alphas[i] - 1.0);
+		e = conv(rdp[i], alphas[i], delta);
 		if (e < best)
 		{
 			best = e;
@@ -481,33 +498,20 @@ dp_rdp_eps_mironov(int n, const double *alphas, const double *rdp,
 	return fmax(best, 0.0);
 }
 
+/* RDP curve -> (eps, delta): min over the grid of D + ln(1/delta)/(alpha-1) (Mironov 2017). */
+double
+dp_rdp_eps_mironov(int n, const double *alphas, const double *rdp,
+				   double delta, double *alpha_out)
+{
+	return rdp_eps_min(n, alphas, rdp, delta, alpha_out, rdp_conv_mironov);
+}
+
 /* RDP curve -> (eps, delta) by the CKS 2020 conversion, minimised over the grid. */
 double
 dp_rdp_eps_improved(int n, const double *alphas, const double *rdp,
 					double delta, double *alpha_out)
 {
-	double		best = INFINITY,
-				ba = NAN;
-
-	if (n <= 0 || !(delta > 0.0 && delta < 1.0))
-		return NAN;
-	for (int i = 0; i < n; i++)
-	{
-		double		a = alphas[i],
-					e;
-
-		if (!(a > 1.0) || isnan(rdp[i]))
-			return NAN;
-		e = rdp[i] + log1p(-1.0 / a) - (log(delta) + log(a)) / (a - 1.0);
-		if (e < best)
-		{
-			best = e;
-			ba = a;
-		}
-	}
-	if (alpha_out)
-		*alpha_out = ba;
-	return fmax(best, 0.0);
+	return rdp_eps_min(n, alphas, rdp, delta, alpha_out, rdp_conv_improved);
 }
 
 
