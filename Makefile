@@ -21,6 +21,8 @@ OBJS = \
 	src/release/catalogue.o \
 	src/release/cost.o \
 	src/release/callsite.o \
+	src/release/bars.o \
+	src/release/changes.o \
 	src/release/cache.o \
 	src/common/plantree.o \
 	src/aggregates/kinds.o \

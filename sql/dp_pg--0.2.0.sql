@@ -692,7 +692,7 @@ BEGIN
 		EXECUTE format('CREATE POLICY dp_pg_analysts ON %s AS RESTRICTIVE FOR SELECT TO dp_pg_analyst USING (dp_pg.analyst_rows())', tbl);
 	END IF;
 	EXECUTE format('GRANT SELECT ON %s TO dp_pg_analyst', tbl);
-	-- its writes make its kept answers miss (src/release/cache.c), also under session_replication_role = replica
+	-- its writes make its kept answers miss (src/cache.c), also under session_replication_role = replica
 	-- (made again each time: exactly this trigger, whatever was there before)
 	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
 		EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);

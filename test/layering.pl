@@ -304,6 +304,15 @@ sub add_call
 	close $h;
 }
 
+# Append #include "$h" to file $f of the copy $dir.
+sub add_include
+{
+	my ($dir, $f, $h) = @_;
+	open my $fh, '>>', "$dir/$f" or die "$dir/$f: $!\n";
+	print $fh "\n#include \"$h\"\n";
+	close $fh;
+}
+
 # The positive controls (see the file comment); 0 when both are caught.
 sub control
 {
@@ -351,11 +360,7 @@ sub control
 	my ($top) = grep { $g->{layer}{$_} eq $LAYERS[-2] && /\.h$/ } @{$g->{files}};
 	$dir = tempdir(CLEANUP => 1);
 	copy_tree($root, $dir);
-	{
-		open my $h, '>>', "$dir/$low" or die "$dir/$low: $!\n";
-		print $h "\n#include \"$top\"\n";
-		close $h;
-	}
+	add_include($dir, $low, $top);
 	@got = grep { /^upward include: \Q$low\E .*\Q$top\E/ } violations(analyse($dir));
 	printf "%s: an added #include of %s (%s) in %s (%s) is caught as upward\n",
 		@got ? 'ok' : 'not ok', $top, $LAYERS[-2], $low, $LAYERS[1];
@@ -367,11 +372,7 @@ sub control
 	my ($outer) = grep { /\.c$/ && $g->{layer}{$_} eq $LAYERS[-1] } @{$g->{files}};
 	$dir = tempdir(CLEANUP => 1);
 	copy_tree($root, $dir);
-	{
-		open my $h, '>>', "$dir/$outer" or die "$dir/$outer: $!\n";
-		print $h "\n#include \"$inner\"\n";
-		close $h;
-	}
+	add_include($dir, $outer, $inner);
 	@got = grep { /^inner header: \Q$outer\E .*\Q$inner\E/ } violations(analyse($dir));
 	printf "%s: an added #include of %s (inside %s/) in %s is caught as an inner header\n",
 		@got ? 'ok' : 'not ok', $inner, $g->{layer}{$inner}, $outer;

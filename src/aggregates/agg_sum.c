@@ -736,7 +736,7 @@ DpAvgNoteInterval(const DpCallSite *site, double avg, double sum, int64 count)
 	}
 	/* about: the standard deviation of (Z_s - m Z_n) / N at m = the released centred average */
 	sd = sqrt(ex->fs.noise.variance + (sum / n) * (sum / n) * ex->count.variance) / n;
-	DpCacheNoteValue(site, avg, sd, lower, upper);
+	DpBarsNoteValue(site, avg, sd, lower, upper);
 }
 
 /* Final function of dp_avg: center + noisy centred sum / max(noisy count, 1), clamped. */

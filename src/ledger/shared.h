@@ -77,7 +77,6 @@
 
 #include "ledger.h"
 
-
 /* SQLSTATE of an exhausted budget */
 #define ERRCODE_DP_BUDGET_EXCEEDED MAKE_SQLSTATE('D', 'P', '0', '0', '1')
 
@@ -238,7 +237,6 @@ typedef struct DpLedgerShared
 	DpRefusalRecord refusals[DP_REFUSAL_RING];
 } DpLedgerShared;
 
-
 /* The worker's state flags, read together under the lock. */
 typedef struct DpLedgerFlags
 {
@@ -279,7 +277,7 @@ extern void DpLedgerBumpGeneration(void);
 extern void DpLedgerAwaitReady(void);
 
 /* Take a free slot (waiting for one up to the timeout); returns its index. */
-extern int DpLedgerTakeSlot(void);
+extern int	DpLedgerTakeSlot(void);
 
 /*
  * Submit the requests in slots idx[0..n-1] and wait for their verdicts.  The
@@ -360,7 +358,7 @@ extern bool DpWorkerBatch(void);
  * DP_REFUSAL_RING) and the count of those that did not fit into *missed;
  * returns how many.
  */
-extern int DpTakeRefusals(DpRefusalRecord *recs, int64 *missed);
+extern int	DpTakeRefusals(DpRefusalRecord *recs, int64 *missed);
 
 /*
  * Write the queued refusals to dp_pg.guard_refusal_log in one transaction,

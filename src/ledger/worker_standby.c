@@ -336,11 +336,7 @@ DpStandbyLoop(int64 upto)
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		DpWorkerReloadConfig();
 	}
 }
 

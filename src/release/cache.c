@@ -1,5 +1,5 @@
 /*
- * cache.c — the released-answer cache, and the session's error bars.
+ * cache.c — the released-answer cache.
  *
  * A dashboard re-runs the same dp query for every viewer and every refresh.
  * Re-sending an answer that was already released (and charged) to the same
@@ -29,7 +29,7 @@
  * a SELECT run forwards, and it is charged to at least one budget; the
  * per-role setting dp_pg.answer_cache (superuser) turns it off.
  *
- * Data changes: protect() puts a statement trigger (dp_pg.data_changed) on
+ * Data changes (changes.c): protect() puts a statement trigger (dp_pg.data_changed) on
  * the table for INSERT, UPDATE, DELETE (so COPY FROM) and TRUNCATE.  Once
  * per transaction and table (again after a subtransaction rolls back), it
  * inserts a row (relid, 1) into dp_pg.data_changes in the writing
@@ -50,85 +50,47 @@
  * quota (dp_pg.answer_cache_size); beyond it its least recently used entries
  * go, so what one set's entries do never depends on another set's queries.
  *
- * The error bars of the session's last dp query (dp_pg.last_releases): one
- * row per call site with its noise's standard deviation and 95% half-width,
- * also for answers served from the cache (the entry keeps them); only to the
- * session user and current user that asked it, until DISCARD ALL.
+ The change trigger and the counts of data changes are changes.c's; the
+ * error bars an entry keeps and the session's last release are bars.c's.
  *
- * Layer release/ (docs/development.md): may call the ledger, common/ and
- * the numeric core, nothing above.
+ * Layer release/ (docs/development.md): may call the call sites, the error
+ * bars (bars.c), the data changes (changes.c), the ledger, common/ and the
+ * numeric core, nothing above.
  */
 #include "postgres.h"
 
-#include <math.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 #include <utime.h>
 
-#include "access/genam.h"
-#include "access/heapam.h"
-#include "access/htup_details.h"
 #include "access/parallel.h"
 #include "access/table.h"
-#include "access/tableam.h"
-#include "access/xact.h"
-#include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "catalog/dependency.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
-#include "catalog/indexing.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_subscription_rel.h"
-#include "catalog/pg_trigger.h"
-#include "catalog/pg_type.h"
 #include "commands/extension.h"
-#include "nodes/parsenodes.h"
 #include "rewrite/rowsecurity.h"
-#include "commands/trigger.h"
 #include "common/cryptohash.h"
-#include "common/pg_prng.h"
 #include "common/sha2.h"
-#include "executor/executor.h"
 #include "executor/spi.h"
-#include "fmgr.h"
 #include "funcapi.h"
-#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "nodes/nodeFuncs.h"
-#include "parser/parsetree.h"
-#include "pgtime.h"
-#include "storage/fd.h"
-#include "guc.h"
-#include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/rel.h"
 #include "utils/snapmgr.h"
-#include "utils/timestamp.h"
 
-#include "agg_common.h"
 #include "ledger.h"
 #include "release.h"
 #include "protected.h"
 
-PG_FUNCTION_INFO_V1(dp_data_changed);
 PG_FUNCTION_INFO_V1(dp_answer_cache_rows);
 PG_FUNCTION_INFO_V1(dp_clear_answer_cache);
-PG_FUNCTION_INFO_V1(dp_last_releases);
-PG_FUNCTION_INFO_V1(dp_error_bars);
 
 #define DP_CACHE_DIR "dp_pg_answers"
 #define DP_CACHE_MAGIC 0x43415044	/* "DPAC" */
 #define DP_CACHE_VERSION 2
-#define DP_CACHE_TRIGGER "dp_pg_data_changed"
 #define DP_CACHE_TEXT_LEN 1024
 #define DP_MAX_ROLES 64
 
@@ -173,237 +135,6 @@ typedef struct DpTeeReceiver
 } DpTeeReceiver;
 
 static DpCacheQuery *cache_queries = NULL;
-
-static void DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, bool session, bool cached,
-					  TimestampTz at, const DpValueBar *vals, int nvals);
-
-
-/*
- * The session's last release (TopMemoryContext), and who asked it: shown
- * only to the same session user and current user, so that a connection
- * shared through a pooler by roles that switch with SET ROLE (PostgREST and
- * the like) never shows one role's releases to another; DISCARD ALL (a
- * pooler's reset between clients) forgets it.
- */
-static DpSiteBar *last_bars = NULL;
-static int	last_nbars = 0;
-static bool last_cached = false;
-static TimestampTz last_at = 0;
-static uint64 last_release = 0;		/* counts the session's releases */
-static QueryDesc *last_query = NULL;	/* the query that made it (compared only while it runs) */
-
-/* Its released values with their own intervals (dp_avg), at most DP_MAX_VALUE_BARS. */
-#define DP_MAX_VALUE_BARS 10000
-static DpValueBar *last_values = NULL;
-static int	last_nvalues = 0;
-static int	last_values_cap = 0;
-static bool last_values_dropped = false;
-static Oid	last_session_user = InvalidOid;
-static Oid	last_user = InvalidOid;
-
-/* Tables whose change this transaction has noted (reset at its end and at a subtransaction abort). */
-static Oid	noted[32];
-static int	nnoted = 0;
-
-/* ------------------------------------------------------------------------
- * Data changes
- * ------------------------------------------------------------------------ */
-
-static void
-DpCacheXactCallback(XactEvent event, void *arg)
-{
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
-		event == XACT_EVENT_PREPARE)
-	{
-		nnoted = 0;
-	}
-}
-
-static void
-DpCacheSubXactCallback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
-{
-	/* a rolled-back subtransaction may have held the only note of a table */
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-	{
-		nnoted = 0;
-	}
-}
-
-/* OID of dp_pg.data_changes in this database, or InvalidOid. */
-static Oid
-DpDataChangesRelid(void)
-{
-	Oid			nsp = get_namespace_oid("dp_pg", true);
-
-	return OidIsValid(nsp) ? get_relname_relid("data_changes", nsp) : InvalidOid;
-}
-
-/* Insert (relid, 1) into dp_pg.data_changes in this transaction; now and then fold its rows. */
-static void
-DpNoteChange(Oid relid)
-{
-	Oid			save_userid;
-	int			save_sec;
-	char		sql[512];
-	int			ret;
-	int			nestlevel;
-
-	for (int i = 0; i < nnoted; i++)
-		if (noted[i] == relid)
-			return;
-	/*
-	 * As the superuser on behalf of whoever wrote the table: the writer's
-	 * search_path must not choose the functions or operators of the
-	 * statements below (sum, count, =, ANY).
-	 */
-	nestlevel = DpAsSuperuserBegin(SECURITY_RESTRICTED_OPERATION, &save_userid, &save_sec);
-	PG_TRY();
-	{
-		if ((ret = SPI_connect()) != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed: %d", ret);
-		snprintf(sql, sizeof(sql), "INSERT INTO dp_pg.data_changes (relid, writes) VALUES (%u, 1)", relid);
-		if ((ret = SPI_execute(sql, false, 0)) != SPI_OK_INSERT)
-			elog(ERROR, "could not note a change of relation %u: %d", relid, ret);
-		/*
-		 * Fold (about one write in 64, READ COMMITTED only, never waiting):
-		 * the rows this transaction can lock become one row with their sum,
-		 * in one statement, so every snapshot sees the same total.
-		 */
-		if (XactIsoLevel == XACT_READ_COMMITTED && (pg_prng_uint32(&pg_global_prng_state) & 63) == 0)
-		{
-			snprintf(sql, sizeof(sql),
-					 "WITH d AS (DELETE FROM dp_pg.data_changes WHERE ctid = ANY (ARRAY("
-					 "SELECT ctid FROM dp_pg.data_changes WHERE relid = %u FOR UPDATE SKIP LOCKED)) RETURNING writes) "
-					 "INSERT INTO dp_pg.data_changes (relid, writes) SELECT %u, sum(writes) FROM d HAVING count(*) > 0",
-					 relid, relid);
-			if ((ret = SPI_execute(sql, false, 0)) != SPI_OK_INSERT)
-				elog(ERROR, "could not fold the changes of relation %u: %d", relid, ret);
-		}
-		SPI_finish();
-	}
-	PG_FINALLY();
-	{
-		DpAsSuperuserEnd(nestlevel, save_userid, save_sec);
-	}
-	PG_END_TRY();
-	/* (beyond the array a table is noted again: only slower) */
-	if (nnoted < lengthof(noted))
-		noted[nnoted++] = relid;
-}
-
-/*
- * dp_pg.data_changed(): statement trigger on protected tables (INSERT,
- * UPDATE, DELETE, TRUNCATE) and on dp_pg's protection settings (argument
- * 'settings': counted under relid 0).
- */
-Datum
-dp_data_changed(PG_FUNCTION_ARGS)
-{
-	TriggerData *td = (TriggerData *) fcinfo->context;
-	Oid			relid;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("dp_pg.data_changed() is a trigger function")));
-	if (td->tg_trigger->tgnargs > 0 && strcmp(td->tg_trigger->tgargs[0], "settings") == 0)
-		relid = InvalidOid;
-	else
-		relid = RelationGetRelid(td->tg_relation);
-	DpNoteChange(relid);
-	return PointerGetDatum(NULL);
-}
-
-/* The committed writes on relid (and on the settings, relid 0) visible to snapshot. */
-static int64
-DpChangeCount(Relation changes, Oid relid, Snapshot snapshot)
-{
-	TableScanDesc scan;
-	HeapTuple	tup;
-	int64		n = 0;
-
-	scan = table_beginscan(changes, snapshot, 0, NULL);
-	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
-	{
-		bool		isnull;
-		Datum		r = heap_getattr(tup, 1, RelationGetDescr(changes), &isnull);
-		Datum		w;
-
-		if (isnull || DatumGetObjectId(r) != relid)
-			continue;
-		w = heap_getattr(tup, 2, RelationGetDescr(changes), &isnull);
-		if (!isnull)
-			n += DatumGetInt64(w);
-	}
-	table_endscan(scan);
-	return n;
-}
-
-/*
- * dp_pg's change trigger on rel, exactly as protect() makes it: statement
- * level, INSERT, UPDATE, DELETE and TRUNCATE, enabled ALWAYS, no WHEN, no
- * column list, no argument.  Returns its OID, or InvalidOid.
- */
-static Oid
-DpChangeTrigger(Relation rel)
-{
-	TriggerDesc *td = rel->trigdesc;
-	Oid			nsp = get_namespace_oid("dp_pg", true);
-
-	if (td == NULL || !OidIsValid(nsp))
-		return InvalidOid;
-	for (int i = 0; i < td->numtriggers; i++)
-	{
-		Trigger    *t = &td->triggers[i];
-		char	   *fname;
-
-		if (strcmp(t->tgname, DP_CACHE_TRIGGER) != 0 || t->tgenabled != TRIGGER_FIRES_ALWAYS ||
-			TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_AFTER(t->tgtype) ||
-			!TRIGGER_FOR_INSERT(t->tgtype) || !TRIGGER_FOR_UPDATE(t->tgtype) ||
-			!TRIGGER_FOR_DELETE(t->tgtype) || !TRIGGER_FOR_TRUNCATE(t->tgtype) ||
-			t->tgqual != NULL || t->tgnattr != 0 || t->tgnargs != 0)
-			continue;
-		fname = get_func_name(t->tgfoid);
-		if (fname == NULL || strcmp(fname, "data_changed") != 0 || get_func_namespace(t->tgfoid) != nsp)
-			continue;
-		return t->tgoid;
-	}
-	return InvalidOid;
-}
-
-/*
- * The xmin of the row of catalog catid whose attribute attno (the first
- * column of index indexid) is key, or InvalidTransactionId if there is none.
- */
-static TransactionId
-DpCatalogRowXmin(Oid catid, Oid indexid, AttrNumber attno, Oid key)
-{
-	Relation	rel = table_open(catid, AccessShareLock);
-	ScanKeyData skey;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	TransactionId xmin = InvalidTransactionId;
-
-	ScanKeyInit(&skey, attno, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(key));
-	scan = systable_beginscan(rel, indexid, true, NULL, 1, &skey);
-	if (HeapTupleIsValid(tup = systable_getnext(scan)))
-		xmin = HeapTupleHeaderGetRawXmin(tup->t_data);
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return xmin;
-}
-
-/*
- * The xmin of trigger trigoid's pg_trigger row: it changes whenever the
- * trigger is disabled, enabled or replaced, so writes made while it did
- * not fire can never leave an answer servable.
- */
-static TransactionId
-DpTriggerXmin(Oid trigoid)
-{
-	return DpCatalogRowXmin(TriggerRelationId, TriggerOidIndexId, Anum_pg_trigger_oid, trigoid);
-}
 
 /* True if rel has a row-level security policy other than protect()'s own two (see release.h). */
 bool
@@ -629,63 +360,6 @@ DpOidCmp(const void *a, const void *b)
 	Oid			y = *(const Oid *) b;
 
 	return x < y ? -1 : x > y;
-}
-
-/* See release.h. */
-DpSiteBar *
-DpCacheSiteBars(List *sites, int *n)
-{
-	DpSiteBar  *bars = palloc0(sizeof(DpSiteBar) * Max(list_length(sites), 1));
-	ListCell   *lc;
-	bool		selection = false;
-
-	/*
-	 * Partition selection decides after the final functions which groups are
-	 * released: a value per group would count the groups it dropped.
-	 */
-	foreach(lc, sites)
-		if (((DpCallSite *) lfirst(lc))->kind->selects_groups)
-			selection = true;
-	*n = 0;
-	foreach(lc, sites)
-	{
-		DpCallSite *s = lfirst(lc);
-		DpSiteBar  *b;
-		size_t		len;
-
-		if (s->duplicate)
-			continue;
-		s->bar_index = *n;
-		b = &bars[(*n)++];
-		strlcpy(b->aggregate, s->kind->name, sizeof(b->aggregate));
-		dp_mechanism_format(&s->mech, b->mechanism, sizeof(b->mechanism));
-		b->sd = sqrt(s->plan.variance);
-		b->h95 = dp_noise_plan_halfwidth(&s->plan, 0.95);
-		b->epsilon = s->cost.epsilon;
-		b->delta = s->cost.delta;
-		b->rho = s->cost.rho;
-		b->rank_h95 = NAN;
-		if (s->kind->bar != NULL)
-			s->kind->bar(s, b);
-		len = strlen(b->note);
-		if (b->per_value && selection && len < sizeof(b->note))
-		{
-			b->per_value = false;
-			snprintf(b->note + len, sizeof(b->note) - len,
-					 " Partition selection chose the groups: their intervals are not listed (the formula gives them).");
-		}
-		if (b->note[0] == '\0')
-			strlcpy(b->note, "[answer - h, answer + h] (closed, h = ci95_halfwidth) holds the true value with "
-					"probability 0.95 or more: the noise alone.", sizeof(b->note));
-		/* what unit bounding leaves out is in no interval (bounding bias) */
-		len = strlen(b->note);
-		if (s->bounded && len < sizeof(b->note))
-			snprintf(b->note + len, sizeof(b->note) - len,
-					 " %s the rows and groups of each privacy unit beyond max_rows_per_unit and "
-					 "max_groups_contributed (dp_pg.protected_tables), left out before the noise: bounding bias.",
-					 strstr(b->note, "Not in it") != NULL ? "Nor" : "Not in it:");
-	}
-	return bars;
 }
 
 /*
@@ -1078,70 +752,6 @@ DpFindQuery(QueryDesc *queryDesc)
 	return NULL;
 }
 
-/* Remember bars (and the values with their own intervals) as the session's last release. */
-static void
-DpSetLastRelease(const DpSiteBar *bars, int n, bool cached, const DpValueBar *values, int nvalues)
-{
-	if (last_bars != NULL)
-		pfree(last_bars);
-	last_bars = MemoryContextAlloc(TopMemoryContext, sizeof(DpSiteBar) * Max(n, 1));
-	if (n > 0)
-		memcpy(last_bars, bars, sizeof(DpSiteBar) * n);
-	last_nbars = n;
-	last_cached = cached;
-	last_at = GetCurrentTimestamp();
-	last_session_user = GetSessionUserId();
-	last_user = GetUserId();
-	last_release++;
-	last_query = NULL;
-	last_nvalues = 0;
-	last_values_dropped = false;
-	if (nvalues > 0)
-	{
-		if (last_values != NULL)
-			pfree(last_values);
-		last_values = MemoryContextAlloc(TopMemoryContext, sizeof(DpValueBar) * nvalues);
-		last_values_cap = nvalues;
-		memcpy(last_values, values, sizeof(DpValueBar) * nvalues);
-		last_nvalues = nvalues;
-	}
-}
-
-/* See release.h. */
-void
-DpCacheNoteValue(const DpCallSite *site, double value, double sd, double lower, double upper)
-{
-	DpValueBar *v;
-
-	/*
-	 * only values of the session's last release (not of a query that ran
-	 * inside it), of a site whose every value is released
-	 */
-	if (site->session_release != last_release || site->bar_index < 0 || site->bar_index >= last_nbars ||
-		!last_bars[site->bar_index].per_value)
-		return;
-	if (last_nvalues >= DP_MAX_VALUE_BARS)
-	{
-		last_values_dropped = true;
-		return;
-	}
-	if (last_nvalues == last_values_cap)
-	{
-		int			cap = last_values_cap == 0 ? 16 : 2 * last_values_cap;
-
-		last_values = last_values == NULL
-			? MemoryContextAlloc(TopMemoryContext, sizeof(DpValueBar) * cap)
-			: repalloc(last_values, sizeof(DpValueBar) * cap);
-		last_values_cap = cap;
-	}
-	v = &last_values[last_nvalues++];
-	v->bar = site->bar_index;
-	v->value = value;
-	v->sd = sd;
-	v->lower = lower;
-	v->upper = upper;
-}
-
 /* Load the entry of q's key into q (true on a valid entry matching the query's result type). */
 static bool
 DpLoadEntry(DpCacheQuery *q, QueryDesc *queryDesc)
@@ -1227,30 +837,15 @@ DpCacheLookup(QueryDesc *queryDesc, int eflags, List *sites)
 	if (DpLoadEntry(q, queryDesc))
 	{
 		q->hit = true;
-		DpSetLastRelease(q->bars, q->nsites, true, q->values, q->nvalues);
+		DpBarsNoteServed(q->bars, q->nsites, q->values, q->nvalues);
 	}
 	else
 	{
 		q->capture = true;
-		q->bars = DpCacheSiteBars(sites, &q->nsites);
+		q->bars = DpBarsOfSites(sites, &q->nsites);
 	}
 	MemoryContextSwitchTo(old);
 	return q->hit;
-}
-
-/* See release.h. */
-void
-DpCacheNoteRelease(QueryDesc *queryDesc, List *sites)
-{
-	int			n;
-	DpSiteBar  *bars = DpCacheSiteBars(sites, &n);
-	ListCell   *lc;
-
-	DpSetLastRelease(bars, n, false, NULL, 0);
-	last_query = queryDesc;
-	foreach(lc, sites)
-		((DpCallSite *) lfirst(lc))->session_release = last_release;
-	pfree(bars);
 }
 
 /* See release.h. */
@@ -1481,6 +1076,8 @@ DpWriteEntry(DpCacheQuery *q, QueryDesc *queryDesc)
 	int32		v;
 	int			fd;
 	int			textlen;
+	const DpValueBar *lvalues;
+	int			nlvalues;
 
 	initStringInfo(&buf);
 	memset(&h, 0, sizeof(h));
@@ -1507,12 +1104,12 @@ DpWriteEntry(DpCacheQuery *q, QueryDesc *queryDesc)
 	appendBinaryStringInfo(&buf, (const char *) &v, sizeof(v));
 	appendBinaryStringInfo(&buf, (const char *) q->bars, sizeof(DpSiteBar) * q->nsites);
 	/* the values this run released with their own intervals (kept as its session's last release) */
-	if (last_query != queryDesc || last_values_dropped)
+	if (!DpBarsLastValues(queryDesc, &lvalues, &nlvalues))
 		return;
-	v = last_nvalues;
+	v = nlvalues;
 	appendBinaryStringInfo(&buf, (const char *) &v, sizeof(v));
-	if (last_nvalues > 0)
-		appendBinaryStringInfo(&buf, (const char *) last_values, sizeof(DpValueBar) * last_nvalues);
+	if (nlvalues > 0)
+		appendBinaryStringInfo(&buf, (const char *) lvalues, sizeof(DpValueBar) * nlvalues);
 	textlen = queryDesc->sourceText ? strlen(queryDesc->sourceText) : 0;
 	if (textlen > DP_CACHE_TEXT_LEN)
 		textlen = pg_mbcliplen(queryDesc->sourceText, textlen, DP_CACHE_TEXT_LEN);
@@ -1576,7 +1173,7 @@ DpCacheCaptureEnd(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 }
 
 /* ------------------------------------------------------------------------
- * SQL: the DBA's view, clearing, the session's error bars
+ * SQL: the DBA's view, clearing
  * ------------------------------------------------------------------------ */
 
 /*
@@ -1741,126 +1338,12 @@ dp_clear_answer_cache(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(a.removed);
 }
 
-/*
- * dp_pg.last_releases(): the error bars of the session's last dp query, one
- * row per call site (free: public parameters only).
- */
-Datum
-dp_last_releases(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (last_session_user == GetSessionUserId() && last_user == GetUserId())
-		DpPutBars(rsinfo, last_bars, last_nbars, true, last_cached, last_at, last_values, last_nvalues);
-	return (Datum) 0;
-}
-
-/* A float8 column: NULL for NaN (what does not apply). */
-static void
-DpPutFloat(Datum *values, bool *nulls, int i, double v)
-{
-	nulls[i] = isnan(v);
-	values[i] = Float8GetDatum(v);
-}
-
-/*
- * One row of bar b (site site), with the interval of one released value v
- * or none.  The columns are those the catalog declares: dp_pg.last_releases
- * (session: ..., from_cache, released_at, value, ci95_lower, ci95_upper,
- * ci95_rank_halfwidth, note) or dp_pg.error_bars (..., ci95_rank_halfwidth,
- * note); a catalog still at 0.1.0 has only the columns before these.
- */
-static void
-DpPutBar(ReturnSetInfo *rsinfo, int site, const DpSiteBar *b, const DpValueBar *v, bool session,
-		 bool cached, TimestampTz at)
-{
-	int			natts = rsinfo->setDesc->natts;
-	Datum		values[16];
-	bool		nulls[16] = {0};
-	int			i = 8;
-
-	values[0] = Int32GetDatum(site);
-	values[1] = CStringGetTextDatum(b->aggregate);
-	values[2] = CStringGetTextDatum(b->mechanism);
-	DpPutFloat(values, nulls, 3, v ? v->sd : b->sd);
-	/* a value's interval may not be symmetric: h covers it */
-	DpPutFloat(values, nulls, 4, v ? Max(v->value - v->lower, v->upper - v->value) : b->h95);
-	values[5] = Float8GetDatum(b->epsilon);
-	values[6] = Float8GetDatum(b->delta);
-	values[7] = Float8GetDatum(b->rho);
-	if (session && natts >= 10)
-	{
-		values[8] = BoolGetDatum(cached);
-		values[9] = TimestampTzGetDatum(at);
-		i = 10;
-	}
-	if (natts >= i + 2)
-	{
-		if (session)
-		{
-			DpPutFloat(values, nulls, i++, v ? v->value : NAN);
-			DpPutFloat(values, nulls, i++, v ? v->lower : NAN);
-			DpPutFloat(values, nulls, i++, v ? v->upper : NAN);
-		}
-		DpPutFloat(values, nulls, i++, b->rank_h95);
-		values[i++] = CStringGetTextDatum(b->note);
-	}
-	Assert(i <= natts && natts <= 16);
-	for (; i < natts; i++)
-		nulls[i] = true;
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-}
-
-/* The rows of bars: one per site, or per released value of a site with its own intervals. */
-static void
-DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, bool session, bool cached, TimestampTz at,
-		  const DpValueBar *vals, int nvals)
-{
-	for (int i = 0; i < n; i++)
-	{
-		bool		any = false;
-
-		if (session && bars[i].per_value)
-			for (int k = 0; k < nvals; k++)
-				if (vals[k].bar == i)
-				{
-					DpPutBar(rsinfo, i + 1, &bars[i], &vals[k], session, cached, at);
-					any = true;
-				}
-		if (!any)
-			DpPutBar(rsinfo, i + 1, &bars[i], NULL, session, cached, at);
-	}
-}
-
-/*
- * dp_pg.error_bars(query text): the error bars the query's answers would
- * have -- planned, not run, not charged (public parameters only).  A BI tile
- * can show them beside its answer from any connection.
- */
-Datum
-dp_error_bars(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int			n;
-	DpSiteBar  *bars;
-
-	InitMaterializedSRF(fcinfo, 0);
-	bars = DpEstimateQueryBars(query, &n);
-	DpPutBars(rsinfo, bars, n, false, false, 0, NULL, 0);
-	return (Datum) 0;
-}
-
 /* See release.h. */
 void
 DpCacheUtility(Node *stmt)
 {
 	if (stmt != NULL && IsA(stmt, DiscardStmt) && ((DiscardStmt *) stmt)->target == DISCARD_ALL)
-	{
-		last_nbars = 0;
-		last_nvalues = 0;
-	}
+		DpBarsForget();
 	if (stmt != NULL &&
 		(IsA(stmt, CreateSubscriptionStmt) || IsA(stmt, AlterSubscriptionStmt) || IsA(stmt, DropSubscriptionStmt)) &&
 		IsTransactionState() && OidIsValid(DpDataChangesRelid()))
@@ -1870,8 +1353,8 @@ DpCacheUtility(Node *stmt)
 /* The cache's side of the call sites (DpCallSiteCache, release.h). */
 static const DpCallSiteCache cache_for_sites = {
 	.lookup = DpCacheLookup,
-	.note_release = DpCacheNoteRelease,
-	.site_bars = DpCacheSiteBars,
+	.note_release = DpBarsNoteRelease,
+	.site_bars = DpBarsOfSites,
 };
 
 /* See release.h. */
@@ -1894,7 +1377,6 @@ DpCacheInit(void)
 							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
-	RegisterXactCallback(DpCacheXactCallback, NULL);
-	RegisterSubXactCallback(DpCacheSubXactCallback, NULL);
+	DpChangesInit();
 	DpCallSitesSetCache(&cache_for_sites);
 }

@@ -2,14 +2,15 @@
  * release.h — the face of release/: the release path of a query's dp
  * aggregates, from the catalogue of dp aggregates (catalogue.c) through the
  * call sites planned and charged before the query runs (callsite.c, cost.c)
- * to the answer cache and the session's error bars (cache.c).  The only
- * header of release/ that files outside it include (test/layering.pl checks
- * it).
+ * to the error bars of releases (bars.c) and the answer cache (cache.c,
+ * with the data changes it counts: changes.c).  The only header of release/
+ * that files outside it include (test/layering.pl checks it).
  *
  * Layer release/ (docs/development.md): sits on ledger/, common/ and the
- * numeric core.  Within it, catalogue.c calls nothing of dp_pg's, the call
- * sites call the catalogue, and the cache calls both (it registers itself
- * with the call sites: DpCallSitesSetCache).
+ * numeric core.  Within it, catalogue.c and changes.c call nothing of
+ * release/, the call sites call the catalogue, the error bars call the call
+ * sites, and the cache calls them all (it registers itself with the call
+ * sites: DpCallSitesSetCache).
  */
 #ifndef DP_RELEASE_H
 #define DP_RELEASE_H
@@ -20,6 +21,8 @@
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 #include "nodes/primnodes.h"
+#include "utils/rel.h"
+#include "utils/snapshot.h"
 
 #include "accountant.h"
 #include "mechanism.h"
@@ -184,7 +187,8 @@ extern struct DpSiteBar *DpEstimateQueryBars(const char *query, int *n);
 extern void DpJsonNumber(StringInfo buf, double v);
 
 /* ------------------------------------------------------------------------
- * The answer cache and the session's error bars (cache.c)
+ * The error bars (bars.c), the answer cache (cache.c) and its data changes
+ * (changes.c)
  * ------------------------------------------------------------------------ */
 
 #define DP_BAR_NOTE_LEN 512
@@ -208,6 +212,9 @@ typedef struct DpSiteBar
 	char		note[DP_BAR_NOTE_LEN];	/* what the interval covers and what it leaves out */
 } DpSiteBar;
 
+/* A release keeps at most this many values with their own intervals. */
+#define DP_MAX_VALUE_BARS 10000
+
 /* The interval of one released value of a per_value site (dp_avg). */
 typedef struct DpValueBar
 {
@@ -218,14 +225,33 @@ typedef struct DpValueBar
 	double		upper;
 } DpValueBar;
 
-/* The error bars of a query's distinct call sites (palloc'd in the current context). */
-extern DpSiteBar *DpCacheSiteBars(List *sites, int *n);
+/* The error bars of a query's distinct call sites (palloc'd in the current context; bars.c). */
+extern DpSiteBar *DpBarsOfSites(List *sites, int *n);
+
+/*
+ * The query's call sites were charged: remember their bars as the session's
+ * last release (bars.c; the call sites' note_release).
+ */
+extern void DpBarsNoteRelease(QueryDesc *queryDesc, List *sites);
+
+/* An answer served from the cache with these bars: the session's last release (bars.c). */
+extern void DpBarsNoteServed(const DpSiteBar *bars, int n, const DpValueBar *values, int nvalues);
+
+/*
+ * The values with their own intervals that queryDesc released, if it made
+ * the session's last release and none was dropped (bars.c; kept in its
+ * answer's cache entry).
+ */
+extern bool DpBarsLastValues(QueryDesc *queryDesc, const DpValueBar **values, int *n);
+
+/* DISCARD ALL: forget the session's last release (bars.c). */
+extern void DpBarsForget(void);
 
 /*
  * A final function released value with its own 95% interval (dp_avg): kept
  * for dp_pg.last_releases (and in the answer's cache entry).
  */
-extern void DpCacheNoteValue(const DpCallSite *site, double value, double sd, double lower, double upper);
+extern void DpBarsNoteValue(const DpCallSite *site, double value, double sd, double lower, double upper);
 
 /*
  * A utility statement is about to run: subscriptions' changes count as data
@@ -235,6 +261,32 @@ extern void DpCacheUtility(Node *stmt);
 
 /* Define dp_pg.answer_cache and dp_pg.answer_cache_size; transaction callbacks. */
 extern void DpCacheInit(void);
+
+/*
+ * Data changes (changes.c): the answer cache's view of writes to protected
+ * tables and to dp_pg's protection settings (relid 0).
+ */
+
+/* The transaction callbacks that forget the tables noted (DpCacheInit). */
+extern void DpChangesInit(void);
+
+/* OID of dp_pg.data_changes in this database, or InvalidOid. */
+extern Oid	DpDataChangesRelid(void);
+
+/* Note a write of relid (InvalidOid: the settings) in this transaction, once. */
+extern void DpNoteChange(Oid relid);
+
+/* The committed writes on relid (and on the settings, relid 0) visible to snapshot. */
+extern int64 DpChangeCount(Relation changes, Oid relid, Snapshot snapshot);
+
+/* dp_pg's change trigger on rel, exactly as protect() makes it; InvalidOid if none. */
+extern Oid	DpChangeTrigger(Relation rel);
+
+/* The xmin of the row of catalog catid whose attribute attno (index indexid's first column) is key. */
+extern TransactionId DpCatalogRowXmin(Oid catid, Oid indexid, AttrNumber attno, Oid key);
+
+/* The xmin of trigger trigoid's pg_trigger row (changes when it is disabled, enabled or replaced). */
+extern TransactionId DpTriggerXmin(Oid trigoid);
 
 /* True if rel has a row-level security policy other than dp_pg.protect()'s own two. */
 extern bool DpHasOtherPolicies(Relation rel);
@@ -247,8 +299,6 @@ extern bool DpHasOtherPolicies(Relation rel);
  */
 extern bool DpCacheLookup(QueryDesc *queryDesc, int eflags, List *sites);
 
-/* The query's call sites were charged: remember them as the session's last release. */
-extern void DpCacheNoteRelease(QueryDesc *queryDesc, List *sites);
 
 /*
  * ExecutorRun: true if the run was done here (an answer served from the
