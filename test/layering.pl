@@ -15,7 +15,9 @@
 #     through others (no cycle in the file graph), except in the folders of
 #     %ONE_MODULE, whose files form one module behind one header.
 #  3. faces: a folder of %FACE is seen from outside through one header, its
-#     face; a file of another folder includes no other header of it.
+#     face; a file of another folder includes no other header of it.  The
+#     same for the modules of %MODULE inside a folder of small modules: a
+#     file outside the module includes only its face.
 #  4. heads: every .c file begins with a comment that names the file
 #     ("name.c — what it owns") and its layer ("Layer ledger/", or "top
 #     layer" for src's own files).
@@ -26,9 +28,9 @@
 #   perl test/layering.pl --graph      print the dependencies between layers
 #   perl test/layering.pl --control    the positive controls: in a copy of src,
 #       an added upward call, an added call that closes a circle, an added
-#       upward #include, an added #include of a folder's inner header from
-#       outside it and a file whose head comment lost its layer must each be
-#       caught (exits 1 if one is missed)
+#       upward #include, an added #include of a folder's or a module's inner
+#       header from outside it and a file whose head comment lost its layer
+#       must each be caught (exits 1 if one is missed)
 use strict;
 use warnings;
 use File::Basename qw(dirname);
@@ -47,6 +49,14 @@ our %FACE = (
 	aggregates => 'aggregates/aggregates.h',
 	guard => 'guard/guard.h',
 	synth => 'synth/synth.h',
+);
+# modules of several files inside a folder of small modules: their face,
+# and their files (without extension; each one's header, if any, is inner)
+our %MODULE = (
+	calibration => {
+		face => 'core/calibrate.h',
+		files => [qw(core/special core/continuous core/renyi core/gausssum core/discrete)],
+	},
 );
 
 my $mode = 'check';
@@ -207,6 +217,12 @@ sub violations
 			push @bad, "upward include: $f ($lf) includes $h ($lh)" if rank($lh) > rank($lf);
 			push @bad, "inner header: $f ($lf) includes $h, which only $lh/ includes (its face is $FACE{$lh})"
 				if $lf ne $lh && $FACE{$lh} && $h ne $FACE{$lh};
+			for my $m (sort keys %MODULE)
+			{
+				my %in = map { ("$_.c" => 1, "$_.h" => 1) } @{$MODULE{$m}{files}};
+				push @bad, "inner header: $f ($lf) includes $h, which only the $m module includes (its face is $MODULE{$m}{face})"
+					if $in{$h} && !$in{$f} && $h ne $MODULE{$m}{face};
+			}
 		}
 	}
 	for my $f (grep { /\.c$/ } @{$g->{files}})
@@ -377,6 +393,22 @@ sub control
 	printf "%s: an added #include of %s (inside %s/) in %s is caught as an inner header\n",
 		@got ? 'ok' : 'not ok', $inner, $g->{layer}{$inner}, $outer;
 	$missed++ unless @got;
+
+	# 4b. a file of the same folder outside a module includes the module's inner header
+	for my $m (sort keys %MODULE)
+	{
+		my ($mh) = grep { -f "$root/$_" } map { "$_.h" } @{$MODULE{$m}{files}};
+		die "layering: the $m module has no inner header for the control\n" unless $mh;
+		my %in = map { ("$_.c" => 1) } @{$MODULE{$m}{files}};
+		my ($out) = grep { /\.c$/ && $g->{layer}{$_} eq $g->{layer}{$mh} && !$in{$_} } @{$g->{files}};
+		$dir = tempdir(CLEANUP => 1);
+		copy_tree($root, $dir);
+		add_include($dir, $out, $mh);
+		@got = grep { /^inner header: \Q$out\E .*\Q$mh\E/ } violations(analyse($dir));
+		printf "%s: an added #include of %s (inside the %s module) in %s is caught as an inner header\n",
+			@got ? 'ok' : 'not ok', $mh, $m, $out;
+		$missed++ unless @got;
+	}
 
 	# 5. a file whose head comment no longer names its layer
 	$dir = tempdir(CLEANUP => 1);
