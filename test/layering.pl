@@ -40,7 +40,7 @@ use File::Path qw(make_path);
 
 # lowest first
 our @LAYERS = qw(core common ledger release aggregates guard synth src);
-our %ONE_MODULE = (guard => 1, synth => 1);
+our %ONE_MODULE = (guard => 1);
 # the one header of a folder that files outside it may include (common/ and
 # core/ are collections of small modules, each header its own face)
 our %FACE = (
