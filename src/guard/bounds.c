@@ -532,6 +532,17 @@ DpConstInterval(DpBoundsCxt *cxt, Const *c, DpInterval *iv)
 	DpSetInterval(iv, v, v, v == 0 ? INFINITY : fabs(v) * (1 - DP_BOUNDS_MARGIN),
 				  v == rint(v) && c->consttype != FLOAT4OID && c->consttype != FLOAT8OID && c->consttype != NUMERICOID);
 	iv->integral = v == rint(v);
+	/*
+	 * A numeric nearer to zero than a double holds (1e-330) reads as 0 here,
+	 * but is not 0: its products are non-zero numerics that no float holds
+	 */
+	if (v == 0 && c->consttype == NUMERICOID &&
+		DatumGetInt32(DirectFunctionCall2(numeric_cmp, c->constvalue,
+										  NumericGetDatum(int64_to_numeric(0)))) != 0)
+	{
+		iv->tiny = 0;
+		iv->integral = false;
+	}
 	if (DpIntegerType(c->consttype) || c->consttype == DATEOID || c->consttype == BOOLOID)
 		iv->lo = iv->hi = v;	/* exact */
 }
