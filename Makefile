@@ -62,6 +62,7 @@ OBJS = \
 	src/guard/translate.o \
 	src/guard/keys.o \
 	src/guard/bounds.o \
+	src/guard/domainread.o \
 	src/guard/regex.o \
 	src/guard/views.o \
 	src/guard/narrow.o \

@@ -321,6 +321,12 @@ extern void DpBoundsOf(Node *node, List *rtable, const char *where, DpInterval *
 /* A constant of type type from a bound (a number; a date's days, a time's microseconds since 2000). */
 extern Const *DpBoundConstOf(Oid type, double v);
 
+/*
+ * A value a domain read (domainread.c) takes as 0: nearer to zero than this
+ * times the larger magnitude of the domain's bounds (bounds.c counts on it).
+ */
+#define DP_READ_FLOOR 0x1p-60
+
 /* True if fn is one of dp_pg.domain_read(...), the total reads of a column through its domain. */
 extern bool DpIsDomainRead(Oid fn);
 

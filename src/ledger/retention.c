@@ -241,10 +241,12 @@ DpRefuseLedgerDrop(const char *what, const char *holds)
 			 errdetail("Database \"%s\" holds the ledger of this cluster (%s): the record of every privacy charge. "
 					   "A new ledger would start every role's spending from zero.",
 					   dp_ledger_database, holds),
-			 errhint("Keep it first (pg_dump --data-only --table='dp_pg.*' \"%s\", or \\copy each of "
-					 "dp_pg.budget_limits and dp_pg.ledger_entries to a file); then, to drop it anyway, a superuser "
-					 "runs SET dp_pg.allow_ledger_drop = on in the same session.  See docs/dba.md.",
-					 dp_ledger_database)));
+			 superuser()
+			 ? errhint("Keep it first (pg_dump --data-only --table='dp_pg.*' \"%s\", or \\copy each of "
+					   "dp_pg.budget_limits and dp_pg.ledger_entries to a file); then, to drop it anyway, a superuser "
+					   "runs SET dp_pg.allow_ledger_drop = on in the same session.  See docs/dba.md.",
+					   dp_ledger_database)
+			 : errhint("Only a superuser can drop the ledger, after keeping it (docs/dba.md).")));
 }
 
 /*

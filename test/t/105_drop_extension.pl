@@ -88,6 +88,7 @@ is($node->safe_psql('postgres', qq{BEGIN; SET LOCAL search_path = evil;
 ($ret, $out, $err) = $node->psql('postgres', 'SET search_path = evil, pg_catalog; DROP EXTENSION dp_pg',
 	extra_params => [ '-U', 'mallory' ]);
 like($err, qr/would delete the dp_pg privacy ledger/, "another role's DROP EXTENSION dp_pg meets the refusal");
+like($err, qr/HINT:  Only a superuser can drop the ledger/, '... whose hint is for a role that cannot set dp_pg.allow_ledger_drop');
 is($node->safe_psql('postgres', $is_super), 'f', '... and its search_path ran nothing as a superuser');
 $node->safe_psql('postgres', q{SELECT dp_pg.set_budget('victim', 1, 0); SELECT dp_pg.drop_budget('victim');});
 ($ret, $out, $err) = $node->psql('postgres', 'SET search_path = evil; DROP ROLE victim',
