@@ -54,7 +54,8 @@ my $adir = "$root/test/attack";
 # The corpus
 
 # Parse an .atk file: "=== id" starts an attack, "key: value" lines follow,
-# "---" starts its SQL, which runs to the next "===" or the end.
+# "---" starts its SQL, which runs to the next "===" or the end.  A line that
+# begins with "#" is a comment anywhere (never SQL: psql has no such line).
 sub parse_atk
 {
 	my ($file) = @_;
@@ -70,6 +71,7 @@ sub parse_atk
 			next;
 		}
 		next unless $cur;
+		next if $line =~ /^#/;
 		if ($in_sql) { $cur->{sql} .= $line; next; }
 		if ($line =~ /^---\s*$/) { $in_sql = 1; next; }
 		next if $line =~ /^\s*(#.*)?$/;
