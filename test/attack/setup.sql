@@ -598,3 +598,39 @@ SELECT dp_pg.set_domain('clinic.sales_x', 'r', 0, 10);
 SELECT dp_pg.set_public_keys('clinic.sales_x', 'day',
 	ARRAY(SELECT d::date FROM generate_series(date '2024-01-01', date '2024-12-31', interval '1 day') d));
 SELECT dp_pg.set_public_keys('clinic.sales_x', 'qty', ARRAY(SELECT generate_series(0, 10)));
+
+--
+-- Class 23 (test/attack/23_edges.atk): integer edges of derived bounds.
+-- clinic.edges_x (row-level): value domains that include the smallest
+-- value of each integer type (i4: INT_MIN, i2 and s4: -32768, i8:
+-- INT8_MIN, by set_domain and CHECK), a numeric whose domain ends where
+-- numeric(4, 1) rounds over (n: 999.95) and one whose domain ends where a
+-- cast to integer rounds below INT_MIN (m: -2147483648.5), a real whose
+-- domain's end is beyond integer once rounded to real (r4: 2147483600, as
+-- a real 2147483648; rows 1, 17, 18 hold 3e9).  Rows 1, 17 and
+-- 18 hold those edges, every other row small values (id 5: 5); row 17 is
+-- sensitive, 18 is not; only row 1 has d = 2024-12-31.
+--
+SET ROLE atk_owner;
+CREATE TABLE clinic.edges_x (id int PRIMARY KEY, person int NOT NULL, i4 int, i2 smallint CHECK (i2 BETWEEN -32768 AND 32767),
+	i8 bigint, s4 int CHECK (s4 BETWEEN -32768 AND 32767), n numeric, m numeric,
+	d date CHECK (d BETWEEN '2024-01-01' AND '2024-12-31'), r4 real, sensitive boolean NOT NULL);
+INSERT INTO clinic.edges_x
+SELECT g, g % 100,
+       CASE WHEN g IN (1, 17, 18) THEN -2147483648 ELSE g % 50 END,
+       CASE WHEN g IN (1, 17, 18) THEN -32768 ELSE g % 50 END,
+       CASE WHEN g IN (1, 17, 18) THEN -9223372036854775808 ELSE g % 50 END,
+       CASE WHEN g IN (1, 17, 18) THEN -32768 ELSE g % 50 END,
+       CASE WHEN g IN (1, 17, 18) THEN 999.95 ELSE g % 50 END,
+       CASE WHEN g IN (1, 17, 18) THEN -2147483648.5 ELSE -(g % 50) END,
+       CASE WHEN g = 1 THEN date '2024-12-31' ELSE date '2024-01-01' + g % 120 END,
+       CASE WHEN g IN (1, 17, 18) THEN 3e9 ELSE g % 50 END,
+       g % 10 = 0 OR g = 17
+FROM generate_series(1, 2000) g;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.edges_x');
+SELECT dp_pg.set_domain('clinic.edges_x', 'i4', -2147483648, 2147483647);
+SELECT dp_pg.set_domain('clinic.edges_x', 'i8', -9223372036854775808, 9223372036854775807);
+SELECT dp_pg.set_domain('clinic.edges_x', 'n', 0, 999.95);
+SELECT dp_pg.set_domain('clinic.edges_x', 'm', -2147483648.5, 0);
+SELECT dp_pg.set_domain('clinic.edges_x', 'r4', 0, 2147483600);
