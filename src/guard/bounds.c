@@ -221,7 +221,7 @@ DpBoundsArgs(Node *node)
 	return IsA(node, FuncExpr) ? ((FuncExpr *) node)->args : ((OpExpr *) node)->args;
 }
 
-/* A number type (or date) the grammar computes with. */
+/* A number type the grammar computes with (its callers take dates and times apart). */
 static bool
 DpBoundsType(Oid type)
 {
