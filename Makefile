@@ -63,6 +63,7 @@ OBJS = \
 	src/guard/keys.o \
 	src/guard/bounds.o \
 	src/guard/domainread.o \
+	src/guard/total.o \
 	src/guard/regex.o \
 	src/guard/views.o \
 	src/guard/narrow.o \

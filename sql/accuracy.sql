@@ -188,9 +188,12 @@ FROM acc.run('SELECT dp_sum(q, 1, 20, ''laplace(epsilon=1)''), dp_sum(q8, 1000, 
 DELETE FROM acc.sales WHERE customer = 0;
 -- the noise is planned for that bound, as for [r lo, r hi]: laplace(epsilon=1)
 -- at sensitivity 200 is the noise of a count (sensitivity 1) at epsilon 1/200
+-- (below dp_pg.min_release_epsilon: the floor is off for this comparison)
+SET dp_pg.min_release_epsilon = 0;
 SELECT noise_sd = (SELECT noise_sd FROM dp_pg.error_bars('SELECT dp_count(1, ''laplace(epsilon=0.005)'') FROM acc.small_sens'))
        AS sum_noise_of_sensitivity_200
 FROM dp_pg.error_bars('SELECT dp_sum(q, 1, 20, ''laplace(epsilon=1)'') FROM acc.sales');
+RESET dp_pg.min_release_epsilon;
 
 --
 -- 2. dp_sum(x, lower, upper), dp_avg(x, lower, upper): the default mechanism

@@ -195,7 +195,7 @@ SELECT dp_test.err(q) AS refused FROM unnest(ARRAY[
 	'SELECT dp_histogram(region, ''gaussian(epsilon=0.1, delta=1e-12)'') FROM dp_people'
 ]) q;
 SELECT dp_sum(region, 0, 10, 'laplace(epsilon=1.5)') IS NOT NULL AS answered FROM dp_people;
-SELECT dp_test.err('SELECT dp_count(id, ''laplace(epsilon=0.001)'') FROM dp_people') AS refused_epsilon;
+SELECT dp_test.err('SELECT dp_count(id, ''laplace(epsilon=0.01)'') FROM dp_people') AS refused_epsilon;
 RESET ROLE;
 SELECT charges, epsilon_spent, delta_spent FROM dp_pg.budgets WHERE role = 'dp_pure'::regrole;
 -- a delta limit nearly spent by partition selection (which

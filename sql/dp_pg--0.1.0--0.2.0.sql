@@ -575,3 +575,47 @@ CREATE FUNCTION dp_pg.present_keys(h jsonb, mech dp_mechanism, rows int8, groups
 	RETURNS int8 AS 'MODULE_PATHNAME', 'dp_present_keys' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_pg.present_keys(jsonb, dp_mechanism, int8, int4) IS
 	'the bins of a released histogram whose noisy count exceeds its noise''s 1 - 0.05/bins quantile';
+
+-- The total operators (src/guard/total.c): the arithmetic the guard writes in
+-- place of PostgreSQL's operators in an analyst's row expressions.  Each
+-- returns what the operator it stands for returns wherever that returns a
+-- value, and never raises an error: an overflow saturates, a zero divisor
+-- gives NULL, a float underflow 0, a date stays within 500 BC .. 200000 AD.
+-- The guard writes these calls itself; an analyst's query that calls one is
+-- refused.
+CREATE FUNCTION dp_pg.total_add(anycompatible, anycompatible) RETURNS anycompatible
+	AS 'MODULE_PATHNAME', 'dp_total_add' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_sub(anycompatible, anycompatible) RETURNS anycompatible
+	AS 'MODULE_PATHNAME', 'dp_total_sub' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_mul(anycompatible, anycompatible) RETURNS anycompatible
+	AS 'MODULE_PATHNAME', 'dp_total_mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_div(anycompatible, anycompatible) RETURNS anycompatible
+	AS 'MODULE_PATHNAME', 'dp_total_div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_mod(anycompatible, anycompatible) RETURNS anycompatible
+	AS 'MODULE_PATHNAME', 'dp_total_mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_div_trunc(numeric, numeric) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_total_div_trunc' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_neg(anyelement) RETURNS anyelement
+	AS 'MODULE_PATHNAME', 'dp_total_neg' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_abs(anyelement) RETURNS anyelement
+	AS 'MODULE_PATHNAME', 'dp_total_abs' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_int2("any") RETURNS int2
+	AS 'MODULE_PATHNAME', 'dp_total_int2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_int4("any") RETURNS int4
+	AS 'MODULE_PATHNAME', 'dp_total_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_int8("any") RETURNS int8
+	AS 'MODULE_PATHNAME', 'dp_total_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_float4("any") RETURNS real
+	AS 'MODULE_PATHNAME', 'dp_total_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_float8("any") RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_total_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_numeric("any") RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_total_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_numeric_typmod(numeric, int4) RETURNS numeric
+	AS 'MODULE_PATHNAME', 'dp_total_numeric_typmod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_date_add(date, int4) RETURNS date
+	AS 'MODULE_PATHNAME', 'dp_total_date_add' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_date_sub(date, int4) RETURNS date
+	AS 'MODULE_PATHNAME', 'dp_total_date_sub' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_pg.total_date_diff(date, date) RETURNS int4
+	AS 'MODULE_PATHNAME', 'dp_total_date_diff' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -322,6 +322,10 @@ SELECT sum(discount * qty) IS NOT NULL AS a, sum(price * price) IS NOT NULL AS b
 FROM ex.hostile;
 SELECT price * -1.0 AS key, count(*) >= 0 AS ok FROM ex.hostile GROUP BY 1 HAVING false;
 SELECT discount + 0.000 AS key, count(*) >= 0 AS ok FROM ex.hostile GROUP BY 1 HAVING false;
+-- a float product or quotient nearer to zero than a double holds is 0 (dp_pg's total operators)
+SELECT sum(price * 1e-300) IS NOT NULL AS a, sum(price / 1e300) IS NOT NULL AS b,
+       sum(price * price * price * 1e-300 * 1e-300) IS NOT NULL AS c
+FROM ex.hostile;
 SELECT dp_test.ex_charges() - :charges_before AS charges;
 
 -- refused (42501) while planning, charging nothing
@@ -331,14 +335,11 @@ SELECT dp_test.ex_try(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$SELECT sum(person * 2) FROM ex.sales$q$,
 	$q$SELECT count(*) FROM ex.sales WHERE length(category) * 3 > 10$q$,
 	$q$SELECT count(*) FROM ex.sales WHERE category || 'x' = 'Booksx'$q$,
-	-- overflow, division by a range holding zero, underflow, a cast that does not fit
+	-- overflow, division by a range holding zero, a cast that does not fit
 	$q$SELECT sum(age * 2147483647) FROM ex.sales$q$,
 	$q$SELECT sum(big * big * big * big * big) FROM ex.sales$q$,
 	$q$SELECT sum(amount / quantity) FROM ex.sales$q$,
 	$q$SELECT count(*) FROM ex.sales WHERE age % (age - 18) = 0$q$,
-	$q$SELECT sum(price * 1e-300) FROM ex.sales$q$,
-	$q$SELECT sum(price / 1e300) FROM ex.sales$q$,
-	$q$SELECT sum(ratio * ratio * ratio * ratio * ratio) FROM ex.sales$q$,
 	$q$SELECT sum(CAST(amount * 10 AS smallint)) FROM ex.sales$q$,
 	$q$SELECT sum(amount::numeric(4, 1)) FROM ex.sales$q$,
 	$q$SELECT count(*) FROM ex.sales WHERE shipped - date 'infinity' > 2$q$,

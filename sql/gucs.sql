@@ -34,9 +34,11 @@ DROP ROLE dp_guc_role;
 -- the dp_pg prefix is reserved
 SET dp_pg.no_such_setting = 1;
 -- (the test build's switches, -DDP_PG_TEST_SWITCHES, are listed apart: all
--- three on a test build, none on a release build)
+-- four on a test build, none on a release build)
 SELECT name, context, vartype FROM pg_settings WHERE name LIKE 'dp_pg.%'
-  AND name NOT IN ('dp_pg.debug_noiseless', 'dp_pg.debug_poison_charge', 'dp_pg.debug_unit_cells') ORDER BY name;
-SELECT count(*) IN (0, 3) AS test_switches_all_or_none,
+  AND name NOT IN ('dp_pg.debug_noiseless', 'dp_pg.debug_poison_charge', 'dp_pg.debug_unit_cells',
+                   'dp_pg.debug_raw_operators') ORDER BY name;
+SELECT count(*) IN (0, 4) AS test_switches_all_or_none,
        bool_and(context = 'superuser') IS NOT FALSE AS test_switches_superuser_only
-FROM pg_settings WHERE name IN ('dp_pg.debug_noiseless', 'dp_pg.debug_poison_charge', 'dp_pg.debug_unit_cells');
+FROM pg_settings WHERE name IN ('dp_pg.debug_noiseless', 'dp_pg.debug_poison_charge', 'dp_pg.debug_unit_cells',
+                            'dp_pg.debug_raw_operators');

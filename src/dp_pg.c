@@ -38,6 +38,7 @@ _PG_init(void)
 	DpAggCommonInit();
 	DpAggregatesRegister();
 	DpCacheInit();
+	DpCallSitesInit();
 	if (dp_pg_preloaded)
 	{
 		DpCatalogueInit();

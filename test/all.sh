@@ -98,11 +98,13 @@ suite stat    pg15        -      "statistical tests of the samplers, with positi
 suite regress pg15,newest server "pg_regress (sql/, expected/), then the isolation specs (test/isolation), on one cluster" suite_regress
 suite tap     pg15,newest server "TAP files (test/t) side by side: restarts, crashes, standbys, unit privacy, the attack corpus, a database's life (dump/restore, pg_upgrade from the pg15 leg's server in the newest leg, extension updates, point-in-time recovery)" suite_tap
 suite fuzz    pg15,newest server "sqlsmith as a hostile analyst (test/fuzz), then its positive control" suite_fuzz
+suite exprfuzz pg15,newest server "the expression fuzzer: random accepted row expressions on rows made to break them never fail where they succeed on an empty table (test/fuzz/exprfuzz.sh), then its positive control" suite_script test/fuzz/exprfuzz.sh
 suite bi      pg15,newest server "BI tools' SQL through their drivers and generators (test/bi/run.sh)" suite_script test/bi/run.sh
 suite package pg15        server "META.json; the Debian package built, installed into the system's PostgreSQL 15, make installcheck against it (test/package.sh)" suite_package
 
 packages tap  pgbouncer prometheus-postgres-exporter	# t/095_pgbouncer.pl, t/090_monitoring.pl
 packages fuzz sqlsmith libdbd-pg-perl
+packages exprfuzz libdbd-pg-perl
 packages package build-essential debhelper dpkg-dev fakeroot postgresql-server-dev-all
 packages bi   python3-psycopg2 default-jdk-headless libpostgresql-jdbc-java odbc-postgresql unixodbc \
 	python3-pyodbc r-base-core r-cran-dbi r-cran-rpostgresql r-cran-cardata r-cran-dbplyr \

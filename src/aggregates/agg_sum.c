@@ -555,7 +555,11 @@ DpNoisyLatticeSum(const DpFixedSum *fs, int128 sum)
 	return dp_fixedsum_round(fs, sum) + (int128) DpDraw(&fs->noise);
 }
 
-/* The noisy integer sum as a bigint, or ERROR 22003. */
+/*
+ * The noisy integer sum as a bigint; beyond bigint's range, its extreme of
+ * that sign (a function of the released value only; never an error, so
+ * that a release cannot fail after its charge).
+ */
 static int64
 DpReleaseBigint(const DpFixedSum *fs, int128 sum)
 {
@@ -565,19 +569,17 @@ DpReleaseBigint(const DpFixedSum *fs, int128 sum)
 	if (k > 0)
 	{
 		if (k > 62 || y > (PG_INT64_MAX >> k) || y < (PG_INT64_MIN >> k))
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("bigint out of range")));
+			return y > 0 ? PG_INT64_MAX : y < 0 ? PG_INT64_MIN : 0;
 		y *= ((int128) 1) << k;
 	}
-	if (y > PG_INT64_MAX || y < PG_INT64_MIN)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("bigint out of range")));
+	if (y > PG_INT64_MAX)
+		return PG_INT64_MAX;
+	if (y < PG_INT64_MIN)
+		return PG_INT64_MIN;
 	return (int64) y;
 }
 
-/* The noisy fixed-point sum as a float8 (the lattice point, rounded to double), or ERROR 22003. */
+/* The noisy fixed-point sum as a float8 (the lattice point, rounded to double; beyond a double +-DBL_MAX). */
 static double
 DpReleaseFloat8(const DpFixedSum *fs, int128 sum)
 {
@@ -585,9 +587,7 @@ DpReleaseFloat8(const DpFixedSum *fs, int128 sum)
 	double		r = ldexp((double) y, fs->unit_exp + fs->shift);
 
 	if (isinf(r))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("value out of range: overflow")));
+		r = r > 0 ? DBL_MAX : -DBL_MAX;
 	return r;
 }
 

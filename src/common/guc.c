@@ -104,6 +104,7 @@ char	   *dp_privacy_unit = NULL;
 int			dp_max_groups_contributed = 1;
 int			dp_max_rows_per_unit = 1;
 bool		dp_debug_noiseless = false;
+bool		dp_debug_raw_operators = false;
 int			dp_debug_unit_cells = DP_UNIT_CELLS_ON;
 
 #ifdef DP_PG_TEST_SWITCHES
@@ -150,6 +151,15 @@ DpGucInit(void)
 							 "Testing only: release exact values (no noise) to superuser sessions.",
 							 "Exists only in test builds (DP_PG_TEST_SWITCHES); charges are made as usual.",
 							 &dp_debug_noiseless,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("dp_pg.debug_raw_operators",
+							 "Testing only: leave PostgreSQL's operators in analysts' row expressions (no total operators).",
+							 "Exists only in test builds (DP_PG_TEST_SWITCHES): the positive control of the "
+							 "expression fuzzer (test/fuzz/exprfuzz.pl), which must then find an expression that fails.",
+							 &dp_debug_raw_operators,
 							 false,
 							 PGC_SUSET,
 							 0,

@@ -24,6 +24,9 @@ extern int	dp_max_rows_per_unit;
 /* dp_pg.debug_noiseless (test builds only; always false otherwise). */
 extern bool dp_debug_noiseless;
 
+/* dp_pg.debug_raw_operators (test builds only; always false otherwise): guard/bounds.c keeps PostgreSQL's operators. */
+extern bool dp_debug_raw_operators;
+
 /* dp_pg.debug_unit_cells (test builds only; always DP_UNIT_CELLS_ON otherwise). */
 #define DP_UNIT_CELLS_ON 0
 #define DP_UNIT_CELLS_WINDOW 1

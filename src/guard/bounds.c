@@ -14,26 +14,35 @@
  * 10.0, dbplyr's EXTRACT('dow' FROM DATE(d) + 0) + 1.0, sum(amount *
  * quantity), AVG(2026 - birth_year).
  *
- * Why it is total.  Every column is read through dp_pg.domain_read(col, lo,
- * hi) (domainread.c), which is total and puts the value inside the domain:
- * NaN becomes NULL, +-Infinity and values outside are clamped to the
- * domain, a float or numeric nearer to zero than 2^-60 of the domain's
- * larger bound becomes 0, a numeric gets a bounded scale (rounded to the
- * digits that bound allows; in a GROUP BY key, dp_pg.domain_key_read also
- * trims trailing zeros: a canonical operand).  A declared domain is a
- * promise nobody checks; the read makes it true.  Then the interval of every subexpression is
- * computed from its operands' (interval arithmetic, in doubles rounded
- * outwards by 1e-12 of each bound), and a step is accepted only if it cannot
- * fail anywhere on those intervals: integers stay inside their type, floats
- * and numerics within +-1e300 (float4 +-1e38), a divisor's interval (and a
- * modulus') does not hold zero, a float product or quotient cannot underflow
- * to zero from non-zero operands (the smallest non-zero magnitude of each
- * operand is tracked: the reads' floor, a constant's magnitude), a cast to
- * an integer, to real or to numeric(p, s) fits.  The same intervals are the
- * bounds of a translated sum / avg / quantile (translate.c) and of
- * variances (moments.c).  So no row can make an accepted expression raise
- * an error, whatever the table holds; nothing is evaluated per row that
- * depends on a row through anything but its values.
+ Why it is total: by construction, not by the intervals.  Every column is
+ * read through dp_pg.domain_read(col, lo, hi) (domainread.c), which is total
+ * and puts the value inside the domain: NaN becomes NULL, +-Infinity and
+ * values outside are clamped to the domain (cut to +-1e300, and for dates
+ * and times to dp_pg's window of 500 BC to 200000 AD), a float or numeric
+ * nearer to zero than 2^-60 of the domain's larger bound becomes 0, a
+ * numeric gets a bounded scale (in a GROUP BY key, dp_pg.domain_key_read
+ * also trims trailing zeros: a canonical operand).  Every step that
+ * PostgreSQL could fail on — + - * / %, unary minus, abs, div, the casts
+ * that narrow, numeric(p, s), date arithmetic — is rewritten to dp_pg's
+ * total operator for it (total.c: saturation, NULL for a zero divisor, 0
+ * for an underflow); the steps kept (floor, ceil, round, trunc, sign, the
+ * widening casts, CASE, COALESCE, NULLIF, GREATEST, LEAST) cannot fail on
+ * any value those produce; extract / date_part is tried while planning on
+ * a date or time of every kind (finite, the window's edges, +-infinity) of
+ * its argument's type, so a field the type lacks fails for every table
+ * alike, uncharged.  So no row can make an accepted expression raise an
+ * error, whatever the table holds, whatever the domains say.
+ *
+ * The intervals.  The interval of every subexpression is computed from its
+ * operands' (interval arithmetic, in doubles rounded outwards by 1e-12 of
+ * each bound).  They are the bounds of a translated sum / avg / quantile
+ * (translate.c) and of variances (moments.c), and an expression is refused
+ * while planning where its interval shows a step that would saturate or
+ * divide by zero (integers beyond their type, floats and numerics beyond
+ * +-1e300, a divisor's interval holding zero, a cast that does not fit):
+ * the analyst learns it from the refusal rather than from a clamped
+ * answer.  A wrong interval costs accuracy (the aggregates clamp to their
+ * bounds), never privacy.
  *
  * Run-time constants (bound parameters, CURRENT_DATE) are not allowed in
  * arithmetic: their values, and so the intervals, are not known while
@@ -66,17 +75,17 @@
 #include "parser/scansup.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/datetime.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
 #include "guard/guard.h"
+#include "guc.h"
 
 
-#define DP_BOUNDS_MAX8		1e300	/* float8 and numeric values stay within */
+#define DP_BOUNDS_MAX8		DP_READ_MAX	/* float8 and numeric values stay within */
 #define DP_BOUNDS_MAX4		1e38	/* float4 values stay within */
-#define DP_BOUNDS_TINY8		1e-290	/* a float8 product or quotient is never nearer to zero */
-#define DP_BOUNDS_TINY4		1e-36	/* a float4 one, or a value cast to float4 */
 #define DP_BOUNDS_MARGIN	1e-12	/* relative outward rounding of every bound */
 
 /* The steps of the grammar. */
@@ -363,7 +372,7 @@ DpOutward(double v, int dir)
 
 /* An interval [lo, hi] rounded outwards (inwards to integers when integral). */
 static void
-DpSetInterval(DpInterval *iv, double lo, double hi, double tiny, bool integral)
+DpSetInterval(DpInterval *iv, double lo, double hi, bool integral)
 {
 	iv->lo = DpOutward(lo, -1);
 	iv->hi = DpOutward(hi, 1);
@@ -372,9 +381,7 @@ DpSetInterval(DpInterval *iv, double lo, double hi, double tiny, bool integral)
 	{
 		iv->lo = ceil(iv->lo);
 		iv->hi = floor(iv->hi);
-		tiny = Max(tiny, 1);
 	}
-	iv->tiny = tiny;
 }
 
 /* True if the interval holds no value (only NULL). */
@@ -382,17 +389,6 @@ static bool
 DpEmpty(const DpInterval *iv)
 {
 	return iv->lo > iv->hi;
-}
-
-/* The smallest magnitude of a non-zero value of [lo, hi] with floor tiny: a known lower bound. */
-static double
-DpTinyOf(double lo, double hi, double tiny)
-{
-	if (lo > 0)
-		return Max(tiny, lo);
-	if (hi < 0)
-		return Max(tiny, -hi);
-	return tiny;
 }
 
 /* The hull of two intervals (either may be empty). */
@@ -408,7 +404,6 @@ DpHull(DpInterval *acc, const DpInterval *b)
 	}
 	acc->lo = Min(acc->lo, b->lo);
 	acc->hi = Max(acc->hi, b->hi);
-	acc->tiny = Min(acc->tiny, b->tiny);
 	acc->integral = acc->integral && b->integral;
 }
 
@@ -418,7 +413,6 @@ DpSetEmpty(DpInterval *iv)
 {
 	iv->lo = 1;
 	iv->hi = 0;
-	iv->tiny = INFINITY;
 	iv->integral = true;
 }
 
@@ -509,20 +503,14 @@ DpConstInterval(DpBoundsCxt *cxt, Const *c, DpInterval *iv)
 	if (!isfinite(v) || fabs(v) > DP_BOUNDS_MAX8)
 		DpBoundsRefuse(cxt, "a constant in arithmetic on a protected table must be a finite number",
 					   "NaN, infinities and values beyond 1e300 could make a step fail");
-	DpSetInterval(iv, v, v, v == 0 ? INFINITY : fabs(v) * (1 - DP_BOUNDS_MARGIN),
+	DpSetInterval(iv, v, v,
 				  v == rint(v) && c->consttype != FLOAT4OID && c->consttype != FLOAT8OID && c->consttype != NUMERICOID);
 	iv->integral = v == rint(v);
-	/*
-	 * A numeric nearer to zero than a double holds (1e-330) reads as 0 here,
-	 * but is not 0: its products are non-zero numerics that no float holds
-	 */
+	/* a numeric nearer to zero than a double holds (1e-330) reads as 0 here, but is not an integer */
 	if (v == 0 && c->consttype == NUMERICOID &&
 		DatumGetInt32(DirectFunctionCall2(numeric_cmp, c->constvalue,
 										  NumericGetDatum(int64_to_numeric(0)))) != 0)
-	{
-		iv->tiny = 0;
 		iv->integral = false;
-	}
 	if (DpIntegerType(c->consttype) || c->consttype == DATEOID || c->consttype == BOOLOID)
 		iv->lo = iv->hi = v;	/* exact */
 }
@@ -694,7 +682,7 @@ DpBoundsVar(Var *v, DpBoundsCxt *cxt, DpInterval *iv)
 		DpBoundsRefuse(cxt, "arithmetic on a protected table reads columns of its tables", "Found another column");
 	if (type == BOOLOID)
 	{
-		DpSetInterval(iv, 0, 1, 1, true);
+		DpSetInterval(iv, 0, 1, true);
 		return (Node *) v;
 	}
 	if (!DpBoundsType(type) && type != DATEOID && type != TIMESTAMPOID && type != TIMESTAMPTZOID)
@@ -723,10 +711,30 @@ DpBoundsVar(Var *v, DpBoundsCxt *cxt, DpInterval *iv)
 		lo = Max(lo, -FLT_MAX);
 		hi = Min(hi, FLT_MAX);
 	}
+	if (type == FLOAT8OID || type == NUMERICOID)
+	{
+		/* no read is beyond +-1e300 (total.c counts on it) */
+		lo = Max(lo, -DP_READ_MAX);
+		hi = Min(hi, DP_READ_MAX);
+	}
 	if (DpIntegerType(type))
 	{
 		lo = Max(lo, -DpTypeMax(type) - 1);
 		hi = Min(hi, DpTypeMax(type));
+	}
+	if (type == DATEOID || type == TIMESTAMPOID || type == TIMESTAMPTZOID)
+	{
+		/* nor a date or time outside dp_pg's window (a field of it never fails) */
+		double		wlo = date2j(DP_WINDOW_LO_YEAR, 1, 1) - POSTGRES_EPOCH_JDATE;
+		double		whi = date2j(DP_WINDOW_HI_YEAR, 1, 1) - POSTGRES_EPOCH_JDATE;
+
+		if (type != DATEOID)
+		{
+			wlo *= (double) USECS_PER_DAY;
+			whi *= (double) USECS_PER_DAY;
+		}
+		lo = Max(lo, wlo);
+		hi = Min(hi, whi);
 	}
 	if (lo > hi)
 		DpGuardRefuse(psprintf("the value domain of column \"%s\" is empty", col),
@@ -738,15 +746,11 @@ DpBoundsVar(Var *v, DpBoundsCxt *cxt, DpInterval *iv)
 	{
 		iv->lo = lo;
 		iv->hi = hi;
-		iv->tiny = 1;
 		iv->integral = true;
 	}
 	else
 	{
-		/* a value nearer to zero than DP_READ_FLOOR of the larger bound is read as 0 */
-		double		floor = Max(fabs(lo), fabs(hi)) * DP_READ_FLOOR;
-
-		DpSetInterval(iv, lo, hi, floor == 0 ? INFINITY : DpTinyOf(lo, hi, floor), false);
+		DpSetInterval(iv, lo, hi, false);
 		if (type == FLOAT4OID)
 		{
 			/* the read rounds its double result to real */
@@ -802,15 +806,13 @@ DpBoundsDomainRead(FuncExpr *f, DpBoundsCxt *cxt, DpInterval *iv)
 
 /* The interval of a binary step op on a and b (the operands' intervals). */
 static void
-DpBinaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, Oid rettype, bool truncate, const DpInterval *a,
+DpBinaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, bool truncate, const DpInterval *a,
 				 const DpInterval *b, DpInterval *iv)
 {
-	bool		is_float = rettype == FLOAT4OID || rettype == FLOAT8OID;
 	bool		integral = a->integral && b->integral;
 	double		c[4];
 	double		lo,
-				hi,
-				tiny;
+				hi;
 
 	if (DpEmpty(a) || DpEmpty(b))
 	{
@@ -826,11 +828,7 @@ DpBinaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, Oid rettype, bool truncate, co
 		case DP_OP_SUB:
 			lo = op == DP_OP_ADD ? a->lo + b->lo : a->lo - b->hi;
 			hi = op == DP_OP_ADD ? a->hi + b->hi : a->hi - b->lo;
-			/* non-zero sums of numbers at least t apart from zero: multiples of their quantum */
-			tiny = integral ? 1 : Min(a->tiny, b->tiny) * (rettype == FLOAT4OID ? 0x1p-25 : 0x1p-54);
-			if (rettype == NUMERICOID)
-				tiny = integral ? 1 : 0;
-			DpSetInterval(iv, lo, hi, DpTinyOf(lo, hi, tiny), integral);
+			DpSetInterval(iv, lo, hi, integral);
 			break;
 		case DP_OP_MUL:
 			c[0] = a->lo * b->lo;
@@ -839,13 +837,8 @@ DpBinaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, Oid rettype, bool truncate, co
 			c[3] = a->hi * b->hi;
 			lo = Min(Min(c[0], c[1]), Min(c[2], c[3]));
 			hi = Max(Max(c[0], c[1]), Max(c[2], c[3]));
-			/* an operand that is always 0 makes the product 0, never an underflow */
-			tiny = (isinf(a->tiny) || isinf(b->tiny)) ? INFINITY : a->tiny * b->tiny * (1 - DP_BOUNDS_MARGIN);
-			if (is_float && tiny < (rettype == FLOAT4OID ? DP_BOUNDS_TINY4 : DP_BOUNDS_TINY8))
-				DpBoundsRefuse(cxt, "a float product on a protected table could underflow",
-							   "Two operands can be so near to zero that their product rounds to 0, an error; "
-							   "use numeric, or narrow the value domains");
-			DpSetInterval(iv, lo, hi, DpTinyOf(lo, hi, tiny), integral);
+			/* (a float product nearer to zero than the type holds is 0: total.c) */
+			DpSetInterval(iv, lo, hi, integral);
 			break;
 		case DP_OP_DIV:
 			if (b->lo <= 0 && b->hi >= 0)
@@ -858,23 +851,15 @@ DpBinaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, Oid rettype, bool truncate, co
 			c[3] = a->hi / b->hi;
 			lo = Min(Min(c[0], c[1]), Min(c[2], c[3]));
 			hi = Max(Max(c[0], c[1]), Max(c[2], c[3]));
-			tiny = isinf(a->tiny) ? INFINITY : a->tiny / Max(fabs(b->lo), fabs(b->hi)) * (1 - DP_BOUNDS_MARGIN);
-			if (is_float && tiny < (rettype == FLOAT4OID ? DP_BOUNDS_TINY4 : DP_BOUNDS_TINY8))
-				DpBoundsRefuse(cxt, "a float quotient on a protected table could underflow",
-							   "A small dividend over a large divisor can round to 0, an error; use numeric, "
-							   "or narrow the value domains");
 			if (truncate)
 			{
 				/* integer division (and div()) truncates towards zero: monotone in the quotient */
-				lo = trunc(DpOutward(lo, -1));
-				hi = trunc(DpOutward(hi, 1));
-				iv->lo = lo;
-				iv->hi = hi;
-				iv->tiny = 1;
+				iv->lo = trunc(DpOutward(lo, -1));
+				iv->hi = trunc(DpOutward(hi, 1));
 				iv->integral = true;
 				return;
 			}
-			DpSetInterval(iv, lo, hi, DpTinyOf(lo, hi, tiny), false);
+			DpSetInterval(iv, lo, hi, false);
 			break;
 		case DP_OP_MOD:
 			{
@@ -888,7 +873,7 @@ DpBinaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, Oid rettype, bool truncate, co
 				/* the remainder has the dividend's sign and is smaller than the divisor */
 				lo = a->lo >= 0 ? 0 : Max(a->lo, -m);
 				hi = a->hi <= 0 ? 0 : Min(a->hi, m);
-				DpSetInterval(iv, lo, hi, integral ? 1 : 0, integral);
+				DpSetInterval(iv, lo, hi, integral);
 				break;
 			}
 		default:
@@ -911,29 +896,29 @@ DpUnaryInterval(DpBoundsCxt *cxt, DpBoundsOp op, const DpInterval *a, DpInterval
 	switch (op)
 	{
 		case DP_OP_NEG:
-			DpSetInterval(iv, -a->hi, -a->lo, a->tiny, a->integral);
+			DpSetInterval(iv, -a->hi, -a->lo, a->integral);
 			break;
 		case DP_OP_POS:
 			*iv = *a;
 			break;
 		case DP_OP_ABS:
 			DpSetInterval(iv, (a->lo <= 0 && a->hi >= 0) ? 0 : Min(fabs(a->lo), fabs(a->hi)),
-						  Max(fabs(a->lo), fabs(a->hi)), a->tiny, a->integral);
+						  Max(fabs(a->lo), fabs(a->hi)), a->integral);
 			break;
 		case DP_OP_SIGN:
-			DpSetInterval(iv, a->lo < 0 ? -1 : a->lo > 0 ? 1 : 0, a->hi > 0 ? 1 : a->hi < 0 ? -1 : 0, 1, true);
+			DpSetInterval(iv, a->lo < 0 ? -1 : a->lo > 0 ? 1 : 0, a->hi > 0 ? 1 : a->hi < 0 ? -1 : 0, true);
 			break;
 		case DP_OP_FLOOR:
-			DpSetInterval(iv, floor(a->lo), floor(a->hi), 1, true);
+			DpSetInterval(iv, floor(a->lo), floor(a->hi), true);
 			break;
 		case DP_OP_CEIL:
-			DpSetInterval(iv, ceil(a->lo), ceil(a->hi), 1, true);
+			DpSetInterval(iv, ceil(a->lo), ceil(a->hi), true);
 			break;
 		case DP_OP_ROUND:
-			DpSetInterval(iv, ceil(a->lo - 0.5), floor(a->hi + 0.5), 1, true);
+			DpSetInterval(iv, ceil(a->lo - 0.5), floor(a->hi + 0.5), true);
 			break;
 		case DP_OP_TRUNC:
-			DpSetInterval(iv, trunc(a->lo), trunc(a->hi), 1, true);
+			DpSetInterval(iv, trunc(a->lo), trunc(a->hi), true);
 			break;
 		default:
 			elog(ERROR, "dp_pg: not a unary step");
@@ -963,12 +948,9 @@ DpCastInterval(DpBoundsCxt *cxt, Oid rettype, const DpInterval *a, DpInterval *i
 		DpBoundsRefuse(cxt, "a cast on a protected table needs a bounded operand",
 					   "The operand's values are not bounded: give its columns value domains");
 	if (DpIntegerType(rettype) && !a->integral)
-		DpSetInterval(iv, ceil(a->lo - 0.5), floor(a->hi + 0.5), 1, true); /* rounded to the nearest (any tie rule) */
+		DpSetInterval(iv, ceil(a->lo - 0.5), floor(a->hi + 0.5), true); /* rounded to the nearest (any tie rule) */
 	else if (!DpIntegerType(rettype))
-		DpSetInterval(iv, a->lo, a->hi, a->tiny * (1 - DP_BOUNDS_MARGIN), a->integral);	/* rounded to the type */
-	if (rettype == FLOAT4OID && iv->tiny < DP_BOUNDS_TINY4)
-		DpBoundsRefuse(cxt, "a cast to real on a protected table could underflow",
-					   "A value nearer to zero than real holds would be an error");
+		DpSetInterval(iv, a->lo, a->hi, a->integral);	/* rounded to the type */
 	DpCheckFits(cxt, rettype, iv, "a cast");
 }
 
@@ -1025,6 +1007,55 @@ DpFieldValue(Oid fn, Const *field, Oid type, double v)
 }
 
 /*
+ * The field function fn (extract or date_part) tried now on a date or time
+ * of every kind its argument of type type may hold: dp_pg's window's edges,
+ * a time with a fraction of a second, and +-infinity (a date computed with
+ * dp_pg's total operators is one of those, or NULL).  A field the type
+ * lacks ("hour" of a date) fails here, for every table alike, before
+ * anything is read or charged; a field that succeeds on these succeeds on
+ * every value (what PostgreSQL checks is the field, the type and whether
+ * the value is finite).
+ */
+static void
+DpFieldTrial(Oid fn, Const *field, Oid type)
+{
+	double		day = (double) USECS_PER_DAY;
+	double		lo = date2j(DP_WINDOW_LO_YEAR, 1, 1) - POSTGRES_EPOCH_JDATE;
+	double		hi = date2j(DP_WINDOW_HI_YEAR, 1, 1) - POSTGRES_EPOCH_JDATE;
+	double		probes[] = {lo, hi, 0, 8766.5};
+	Datum		special[2];
+	FmgrInfo	flinfo;
+
+	LOCAL_FCINFO(fcinfo, 2);
+
+	if (type == DATEOID)
+	{
+		special[0] = DateADTGetDatum(DATEVAL_NOBEGIN);
+		special[1] = DateADTGetDatum(DATEVAL_NOEND);
+	}
+	else
+	{
+		special[0] = TimestampGetDatum(DT_NOBEGIN);
+		special[1] = TimestampGetDatum(DT_NOEND);
+	}
+	fmgr_info(fn, &flinfo);
+	for (int i = 0; i < lengthof(probes) + 2; i++)
+	{
+		double		v = type == DATEOID ? floor(probes[i % lengthof(probes)]) :
+			probes[i % lengthof(probes)] * day + 0.25 * USECS_PER_SEC;
+
+		/* a NULL result (an oscillating field of an infinite date) is a value, not an error */
+		InitFunctionCallInfoData(*fcinfo, &flinfo, 2, InvalidOid, NULL, NULL);
+		fcinfo->args[0].value = field->constvalue;
+		fcinfo->args[0].isnull = false;
+		fcinfo->args[1].value = i < lengthof(probes) ? DpBoundConstOf(type, v)->constvalue :
+			special[i - lengthof(probes)];
+		fcinfo->args[1].isnull = false;
+		(void) FunctionCallInvoke(fcinfo);
+	}
+}
+
+/*
  * extract / date_part (field, t) in arithmetic: a fixed field's range, or a
  * monotone field on the ends of t's domain (t read through it).
  */
@@ -1038,6 +1069,17 @@ DpBoundsTimeField(FuncExpr *f, DpBoundsCxt *cxt, DpInterval *iv)
 				hi;
 	FuncExpr   *copy;
 
+	bool		monotone = false;
+
+	for (int i = 0; i < lengthof(dp_monotone_fields); i++)
+		monotone |= strcmp(name, dp_monotone_fields[i]) == 0;
+	if (!monotone && !DpFixedField(name, &lo, &hi))
+		DpBoundsRefuse(cxt, "this field of a date or time cannot be used in arithmetic on a protected table",
+					   psprintf("Field \"%s\" has no known range", name));
+	if (exprType(t) != DATEOID && exprType(t) != TIMESTAMPOID && exprType(t) != TIMESTAMPTZOID)
+		DpBoundsRefuse(cxt, "extract and date_part on a protected table take a date or a time",
+					   "Found another type");
+	DpFieldTrial(f->funcid, field, exprType(t));
 	if (DpFixedField(name, &lo, &hi))
 	{
 		Node	   *g;
@@ -1058,7 +1100,8 @@ DpBoundsTimeField(FuncExpr *f, DpBoundsCxt *cxt, DpInterval *iv)
 			DpCheckDateOperand(cxt, &a);
 			g = (Node *) copy;
 		}
-		DpSetInterval(iv, lo, hi, 1, strcmp(name, "second") != 0);
+		/* seconds and milliseconds have fractions (of a microsecond) */
+		DpSetInterval(iv, lo, hi, strcmp(name, "second") != 0 && strcmp(name, "milliseconds") != 0);
 		return g;
 	}
 	for (int i = 0; i < lengthof(dp_monotone_fields); i++)
@@ -1075,11 +1118,20 @@ DpBoundsTimeField(FuncExpr *f, DpBoundsCxt *cxt, DpInterval *iv)
 			}
 			if (type != DATEOID && type != TIMESTAMPOID && type != TIMESTAMPTZOID)
 				break;
+			if (!isfinite(a.lo) || !isfinite(a.hi))
+			{
+				/* a time without bounds (a generalising expression's): so is its field */
+				DpSetInterval(iv, -INFINITY, INFINITY, false);
+				copy = (FuncExpr *) copyObject(f);
+				linitial(copy->args) = field;
+				lsecond(copy->args) = arg;
+				return (Node *) copy;
+			}
 			lo = DpFieldValue(f->funcid, field, type, a.lo);
 			hi = DpFieldValue(f->funcid, field, type, a.hi);
 			/* a time zone moves a timestamptz's fields by at most a day: one unit either side */
 			DpSetInterval(iv, Min(lo, hi) - (strcmp(name, "epoch") == 0 ? 0 : 1),
-						  Max(lo, hi) + (strcmp(name, "epoch") == 0 ? 0 : 1), 0, false);
+						  Max(lo, hi) + (strcmp(name, "epoch") == 0 ? 0 : 1), false);
 			copy = (FuncExpr *) copyObject(f);
 			linitial(copy->args) = field;
 			lsecond(copy->args) = arg;
@@ -1097,6 +1149,102 @@ DpCheckDateOperand(DpBoundsCxt *cxt, const DpInterval *a)
 	if (!DpEmpty(a) && (!isfinite(a->lo) || !isfinite(a->hi)))
 		DpBoundsRefuse(cxt, "date arithmetic on a protected table needs bounded dates",
 					   "Give the date columns value domains (CHECK constraints or public keys)");
+}
+
+/* arg converted to type by a widening cast (the common type of a mixed total operator). */
+static Node *
+DpWiden(Node *arg, Oid type)
+{
+	Oid			from = exprType(arg);
+	Oid			fn = InvalidOid;
+
+	if (from == type)
+		return arg;
+	if (type == INT4OID && from == INT2OID)
+		fn = F_INT4_INT2;
+	else if (type == INT8OID && from == INT2OID)
+		fn = F_INT8_INT2;
+	else if (type == INT8OID && from == INT4OID)
+		fn = F_INT8_INT4;
+	else if (type == FLOAT8OID && from == FLOAT4OID)
+		fn = F_FLOAT8_FLOAT4;
+	else
+		elog(ERROR, "dp_pg: no widening cast from %s to %s", format_type_be(from), format_type_be(type));
+	return (Node *) makeFuncExpr(fn, type, list_make1(arg), InvalidOid, InvalidOid, COERCE_IMPLICIT_CAST);
+}
+
+/*
+ * The step op (function fn, result rettype) on the rewritten arguments args
+ * as dp_pg's total operator (total.c), or NULL for a step that cannot fail
+ * on any value its operands produce and stays PostgreSQL's.
+ */
+static Node *
+DpTotalStep(DpBoundsOp op, Oid fn, Oid rettype, List *args)
+{
+	DpTotalKind kind = DP_TOTAL_NONE;
+
+#ifdef DP_PG_TEST_SWITCHES
+	if (dp_debug_raw_operators)
+		return NULL;			/* the expression fuzzer's positive control */
+#endif
+	switch (op)
+	{
+		case DP_OP_ADD:
+			kind = DP_TOTAL_ADD;
+			break;
+		case DP_OP_SUB:
+			kind = DP_TOTAL_SUB;
+			break;
+		case DP_OP_MUL:
+			kind = DP_TOTAL_MUL;
+			break;
+		case DP_OP_DIV:
+			kind = fn == F_NUMERIC_DIV_TRUNC ? DP_TOTAL_DIV_TRUNC : DP_TOTAL_DIV;
+			break;
+		case DP_OP_MOD:
+			kind = DP_TOTAL_MOD;
+			break;
+		case DP_OP_NEG:
+			kind = DP_TOTAL_NEG;
+			break;
+		case DP_OP_ABS:
+			kind = DP_TOTAL_ABS;
+			break;
+		case DP_OP_CAST:
+			/* a float to numeric: within +-1e300 (total.c keeps numerics there) */
+			if (fn == F_NUMERIC_FLOAT4 || fn == F_NUMERIC_FLOAT8)
+				kind = DP_TOTAL_NUMERIC;
+			/* widening conversions, integers to real, a boolean to an integer: cannot fail */
+			else if (DpIsWideningCast(fn) || fn == F_INT4_BOOL || fn == F_FLOAT4_INT2 || fn == F_FLOAT4_INT4 ||
+					 fn == F_FLOAT4_INT8)
+				return NULL;
+			/* the others narrow: total.c's */
+			else
+				kind = DpTotalCastTo(rettype);
+			break;
+		case DP_OP_TYPMOD:
+			kind = DP_TOTAL_NUMERIC_TYPMOD;
+			break;
+		case DP_OP_DATE_DIFF:
+			kind = DP_TOTAL_DATE_DIFF;
+			break;
+		case DP_OP_DATE_ADD:
+			kind = DP_TOTAL_DATE_ADD;
+			/* integer + date: the date first */
+			if (exprType(linitial(args)) != DATEOID)
+				args = list_make2(lsecond(args), linitial(args));
+			break;
+		case DP_OP_DATE_SUB:
+			kind = DP_TOTAL_DATE_SUB;
+			break;
+		default:
+			return NULL;		/* POS, SIGN, FLOOR, CEIL, ROUND, TRUNC and their scales */
+	}
+	if (kind == DP_TOTAL_NONE)
+		return NULL;
+	if (kind >= DP_TOTAL_ADD && kind <= DP_TOTAL_MOD)
+		args = list_make2(DpWiden(linitial(args), rettype), DpWiden(lsecond(args), rettype));
+	return (Node *) makeFuncExpr(DpTotalFunction(kind), rettype, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 }
 
 /* A step of the grammar (FuncExpr or OpExpr of dp_bounds_ops). */
@@ -1123,7 +1271,7 @@ DpBoundsStep(Node *node, DpBoundsOp op, DpBoundsCxt *cxt, DpInterval *iv)
 		case DP_OP_DIV:
 		case DP_OP_MOD:
 			newargs = list_make2(DpBoundsWalk(linitial(args), cxt, &a), DpBoundsWalk(lsecond(args), cxt, &b));
-			DpBinaryInterval(cxt, op, rettype, DpIntegerType(rettype) || fn == F_NUMERIC_DIV_TRUNC, &a, &b, iv);
+			DpBinaryInterval(cxt, op, DpIntegerType(rettype) || fn == F_NUMERIC_DIV_TRUNC, &a, &b, iv);
 			break;
 		case DP_OP_NEG:
 		case DP_OP_POS:
@@ -1150,23 +1298,12 @@ DpBoundsStep(Node *node, DpBoundsOp op, DpBoundsCxt *cxt, DpInterval *iv)
 					DpBoundsRefuse(cxt, "round and trunc on a protected table need bounded operands",
 								   "The operand's values are not bounded");
 				else
-					DpSetInterval(iv, a.lo - unit, a.hi + unit, 0, a.integral || scale <= 0);
+					DpSetInterval(iv, a.lo - unit, a.hi + unit, a.integral || scale <= 0);
 				break;
 			}
 		case DP_OP_CAST:
 			newargs = list_make1(DpBoundsWalk(linitial(args), cxt, &a));
 			DpCastInterval(cxt, rettype, &a, iv);
-			if (fn == F_FLOAT8_NUMERIC && cxt->rewrite && OidIsValid(DpClampFloat8Function()) &&
-				!(iv->tiny >= DP_BOUNDS_TINY8))
-			{
-				/* numeric to float8 fails on values nearer to zero than a double holds: the total clamp */
-				return (Node *) makeFuncExpr(DpClampFloat8Function(), FLOAT8OID,
-											 list_make3(linitial(newargs), DpBoundConstOf(FLOAT8OID, -DBL_MAX),
-														DpBoundConstOf(FLOAT8OID, DBL_MAX)),
-											 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-			}
-			if (rettype == FLOAT8OID && exprType(linitial(args)) == NUMERICOID && iv->tiny < DP_BOUNDS_TINY8)
-				iv->tiny = 0;	/* the clamp makes such values 0 */
 			break;
 		case DP_OP_TYPMOD:
 			{
@@ -1185,7 +1322,7 @@ DpBoundsStep(Node *node, DpBoundsOp op, DpBoundsCxt *cxt, DpInterval *iv)
 						DpBoundsRefuse(cxt, "a cast to numeric(p, s) on a protected table could overflow",
 									   psprintf("Values up to %g do not fit numeric(%d, %d)",
 												Max(fabs(a.lo), fabs(a.hi)), precision, scale));
-					DpSetInterval(iv, a.lo - unit, a.hi + unit, 0, a.integral);
+					DpSetInterval(iv, a.lo - unit, a.hi + unit, a.integral);
 				}
 				break;
 			}
@@ -1196,7 +1333,7 @@ DpBoundsStep(Node *node, DpBoundsOp op, DpBoundsCxt *cxt, DpInterval *iv)
 			if (DpEmpty(&a) || DpEmpty(&b))
 				DpSetEmpty(iv);
 			else
-				DpSetInterval(iv, a.lo - b.hi, a.hi - b.lo, 1, true);
+				DpSetInterval(iv, a.lo - b.hi, a.hi - b.lo, true);
 			break;
 		case DP_OP_DATE_ADD:
 		case DP_OP_DATE_SUB:
@@ -1215,9 +1352,9 @@ DpBoundsStep(Node *node, DpBoundsOp op, DpBoundsCxt *cxt, DpInterval *iv)
 						DpBoundsRefuse(cxt, "date arithmetic on a protected table needs bounded day counts",
 									   "Give the integer columns value domains");
 					if (op == DP_OP_DATE_ADD)
-						DpSetInterval(iv, d->lo + n->lo, d->hi + n->hi, 1, true);
+						DpSetInterval(iv, d->lo + n->lo, d->hi + n->hi, true);
 					else
-						DpSetInterval(iv, d->lo - n->hi, d->hi - n->lo, 1, true);
+						DpSetInterval(iv, d->lo - n->hi, d->hi - n->lo, true);
 					/* inside the dates PostgreSQL holds (date_pli's and date_mii's check) */
 					if (iv->lo < DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE ||
 						iv->hi >= DATE_END_JULIAN - POSTGRES_EPOCH_JDATE)
@@ -1239,6 +1376,10 @@ DpBoundsStep(Node *node, DpBoundsOp op, DpBoundsCxt *cxt, DpInterval *iv)
 		DpCheckFits(cxt, rettype, iv, "a step");
 	if (!cxt->rewrite)
 		return node;
+	copy = DpTotalStep(op, fn, rettype, newargs);
+	if (copy != NULL)
+		return copy;
+	/* a step that cannot fail on any value (floor, round, sign, a widening cast, ...): PostgreSQL's */
 	copy = copyObject(node);
 	if (IsA(copy, FuncExpr))
 		((FuncExpr *) copy)->args = newargs;
@@ -1253,7 +1394,7 @@ DpBoundsGeneralised(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 {
 	Node	   *top = node;
 
-	DpSetInterval(iv, -INFINITY, INFINITY, 0, false);
+	DpSetInterval(iv, -INFINITY, INFINITY, false);
 	/* integer casts of a field, and the field itself */
 	while (IsA(top, FuncExpr) && list_length(((FuncExpr *) top)->args) == 1 &&
 		   DpBoundsOpOf(((FuncExpr *) top)->funcid) == DP_OP_CAST)
@@ -1268,7 +1409,7 @@ DpBoundsGeneralised(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 			case F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4:
 				/* buckets 0 .. count + 1 */
 				if (IsA(lfourth(f->args), Const) && !((Const *) lfourth(f->args))->constisnull)
-					DpSetInterval(iv, 0, (double) DatumGetInt32(((Const *) lfourth(f->args))->constvalue) + 1, 1, true);
+					DpSetInterval(iv, 0, (double) DatumGetInt32(((Const *) lfourth(f->args))->constvalue) + 1, true);
 				break;
 			case F_LENGTH_TEXT:
 			case F_CHAR_LENGTH_TEXT:
@@ -1277,7 +1418,7 @@ DpBoundsGeneralised(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 			case F_STRPOS:
 			case F_POSITION_TEXT_TEXT:
 				/* positions and lengths in a text of at most 1 GB */
-				DpSetInterval(iv, 0, MaxAllocSize, 1, true);
+				DpSetInterval(iv, 0, MaxAllocSize, true);
 				break;
 			default:
 				break;
@@ -1290,7 +1431,7 @@ DpBoundsGeneralised(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 					hi;
 
 		if (DpFixedField(DpFieldName(linitial(((FuncExpr *) top)->args)), &lo, &hi))
-			DpSetInterval(iv, lo, hi, 0, false);
+			DpSetInterval(iv, lo, hi, false);
 	}
 	return cxt->rewrite ? DpGeneralise(node, cxt->rtis, cxt->where) : node;
 }
@@ -1344,7 +1485,7 @@ DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 	if (type == BOOLOID)
 	{
 		/* a condition inside arithmetic (a comparison cast to an integer): shape.c's row checks */
-		DpSetInterval(iv, 0, 1, 1, true);
+		DpSetInterval(iv, 0, 1, true);
 		return cxt->rewrite ? DpRowExpression(node, cxt->rtis, cxt->rtable, cxt->where) : node;
 	}
 	if (IsA(node, FuncExpr) && DpIsDomainRead(((FuncExpr *) node)->funcid))
@@ -1737,10 +1878,10 @@ DpNumberAsTime(Expr *d, Oid type)
 										  COERCE_EXPLICIT_CALL);
 
 	if (type == DATEOID)
-		return (Expr *) makeFuncExpr(F_DATE_PLI, DATEOID,
+		return (Expr *) makeFuncExpr(DpTotalFunction(DP_TOTAL_DATE_ADD), DATEOID,
 									 list_make2(DpBoundConstOf(DATEOID, 0),
-												makeFuncExpr(F_INT4_FLOAT8, INT4OID, list_make1(r), InvalidOid,
-															 InvalidOid, COERCE_EXPLICIT_CAST)),
+												makeFuncExpr(DpTotalFunction(DP_TOTAL_INT4), INT4OID, list_make1(r),
+															 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL)),
 									 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	r = (Expr *) makeFuncExpr(F_TO_TIMESTAMP_FLOAT8, TIMESTAMPTZOID, list_make1(d), InvalidOid, InvalidOid,
 							  COERCE_EXPLICIT_CALL);

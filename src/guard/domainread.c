@@ -6,9 +6,12 @@
  * Each read is total: NaN becomes NULL, +-Infinity and values outside the
  * domain are clamped to it, a float or numeric nearer to zero than
  * DP_READ_FLOOR of the domain's larger bound becomes 0, and a numeric gets a
- * bounded scale (domain_key_read also trims trailing zeros, for a canonical
- * GROUP BY key).  So the intervals bounds.c derived while planning hold for
- * every value the expressions above the read see.
+ * bounded scale (rounded after the clamp, then clamped again: the result
+ * always lies in [lo, hi]; domain_key_read also trims trailing zeros, for a
+ * canonical GROUP BY key).  bounds.c gives the bounds (never beyond
+ * +-1e300, dates within dp_pg's window), so the values the total operators
+ * above a read see lie in the domain the intervals were computed for.  An
+ * analyst cannot call a read: its bounds are the guard's (guard.c).
  *
  * Layer guard/ (docs/development.md): calls nothing of dp_pg's (PostgreSQL's
  * numeric and date functions only).
@@ -186,8 +189,13 @@ DpReadNumeric(FunctionCallInfo fcinfo, bool canonical)
 	scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, x));
 	if (scale > r->scale)
 	{
+		/* rounded after the clamp (so that it cannot overflow), clamped again (rounding may leave [lo, hi]) */
 		x = DirectFunctionCall2(numeric_round, x, Int32GetDatum(r->scale));
-		scale = r->scale;
+		if (DpNumCmp(x, r->lo) < 0)
+			x = r->lo;
+		else if (DpNumCmp(x, r->hi) > 0)
+			x = r->hi;
+		scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, x));
 	}
 	if (canonical && scale > 0 && DatumGetInt32(DirectFunctionCall1(numeric_min_scale, x)) < scale)
 		x = DirectFunctionCall1(numeric_trim_scale, x);

@@ -487,6 +487,20 @@ DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row, List *key_
 		}
 		rows = next;
 	}
+	if (rows == NIL)
+	{
+		/*
+		 * no key at all (a key whose listed values are all NULL): VALUES
+		 * needs a row, so one of NULLs that the WHERE removes (the query
+		 * answers no group, as its key list says)
+		 */
+		List	   *row = NIL;
+
+		for (int k = 0; k < cxt.nkeys; k++)
+			row = lappend(row, makeNullConst(types[k], typmods[k], colls[k]));
+		rows = list_make1(row);
+		key_quals = lappend(list_copy(key_quals), makeBoolConst(false, false));
+	}
 
 	vals = makeNode(RangeTblEntry);
 	vals->rtekind = RTE_VALUES;

@@ -36,6 +36,7 @@
 #include "parser/parse_func.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
 #include "guard/guard.h"
@@ -535,6 +536,54 @@ DpGuardCountedQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 	DpGuardDpQuery(q, prot, check, depth);
 }
 
+/*
+ * The functions the guard writes into an analyst's row expressions: the
+ * domain reads, the total operators, the key windows, the run-time
+ * constants.  Each is total on the values the guard gives it, not on an
+ * analyst's: domain_read(x, 1e-30, 2e-30) promises bounds that the guard
+ * never checked.  So they are the guard's alone.
+ */
+static const char *const dp_guard_row_functions[] = {
+	"domain_read", "domain_key_read", "clamp_float8", "key_window", "key_finite",
+	"run_constant", "run_like_pattern", "run_check", "canonical_key",
+};
+
+/* check_functions_in_node callback: is fn one of the guard's own row functions? */
+static bool
+DpIsGuardRowFunction(Oid fn, void *context)
+{
+	char	   *name;
+	char	   *nsp;
+
+	if (fn < FirstNormalObjectId)
+		return false;
+	if (DpTotalKindOf(fn) != DP_TOTAL_NONE)
+		return true;
+	name = get_func_name(fn);
+	if (name == NULL)
+		return false;
+	for (int i = 0; i < lengthof(dp_guard_row_functions); i++)
+		if (strcmp(name, dp_guard_row_functions[i]) == 0)
+		{
+			nsp = get_namespace_name(get_func_namespace(fn));
+			return nsp != NULL && strcmp(nsp, "dp_pg") == 0;
+		}
+	return false;
+}
+
+/* Walker: true if the query calls one of the guard's row functions anywhere (subqueries, CTEs too). */
+static bool
+DpCallsGuardRowFunction(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, DpCallsGuardRowFunction, context, 0);
+	if (check_functions_in_node(node, DpIsGuardRowFunction, context))
+		return true;
+	return expression_tree_walker(node, DpCallsGuardRowFunction, context);
+}
+
 /* An analyst's query that reads a protected table: validate, split, rewrite. */
 static void
 DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
@@ -546,6 +595,12 @@ DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 		DpGuardBoundTrusted(parse, prot, check);	/* dp_pg.privacy_unit on an analyst's own table */
 		return;
 	}
+	if (query_tree_walker(parse, DpCallsGuardRowFunction, NULL, 0))
+		DpGuardRefuseHint("dp_pg's row functions are the guard's own",
+						  "dp_pg.domain_read, the total operators (dp_pg.total_*), the key windows and the run-time "
+						  "constants are what the guard writes into a query; their bounds are the guard's, not a query's.",
+						  "Write the arithmetic itself (amount * 2, a / b): the guard reads each column through its "
+						  "value domain and computes with total operators.");
 	if (DpIsColumnProbe(parse))
 	{
 		DpEmptyProbe(parse);

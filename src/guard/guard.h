@@ -301,7 +301,6 @@ typedef struct DpInterval
 {
 	double		lo;				/* every non-NULL value lies in [lo, hi]; lo > hi: only NULL */
 	double		hi;
-	double		tiny;			/* no non-zero value is nearer to zero (0: unknown, +inf: none is non-zero) */
 	bool		integral;		/* every value is an integer */
 } DpInterval;
 
@@ -323,9 +322,57 @@ extern Const *DpBoundConstOf(Oid type, double v);
 
 /*
  * A value a domain read (domainread.c) takes as 0: nearer to zero than this
- * times the larger magnitude of the domain's bounds (bounds.c counts on it).
+ * times the larger magnitude of the domain's bounds.
  */
 #define DP_READ_FLOOR 0x1p-60
+
+/* Floats and numerics in row expressions stay within +-DP_READ_MAX (reads, constants, total.c). */
+#define DP_READ_MAX 1e300
+
+/*
+ * dp_pg's window of dates and times: 500 BC (astronomical year -499) to
+ * 200000 AD.  Key columns are read through it (keys.c), date arithmetic
+ * stays inside it (total.c), a date or time domain is cut to it (bounds.c).
+ */
+#define DP_WINDOW_LO_YEAR (-499)
+#define DP_WINDOW_HI_YEAR 200000
+
+/* ------------------------------------------------------------------------
+ * total.c — dp_pg's total operators, written by bounds.c in place of
+ * PostgreSQL's operators that can raise (see the file comment)
+ * ------------------------------------------------------------------------
+ */
+typedef enum DpTotalKind
+{
+	DP_TOTAL_NONE,
+	DP_TOTAL_ADD,
+	DP_TOTAL_SUB,
+	DP_TOTAL_MUL,
+	DP_TOTAL_DIV,
+	DP_TOTAL_MOD,
+	DP_TOTAL_DIV_TRUNC,
+	DP_TOTAL_NEG,
+	DP_TOTAL_ABS,
+	DP_TOTAL_INT2,
+	DP_TOTAL_INT4,
+	DP_TOTAL_INT8,
+	DP_TOTAL_FLOAT4,
+	DP_TOTAL_FLOAT8,
+	DP_TOTAL_NUMERIC,
+	DP_TOTAL_NUMERIC_TYPMOD,
+	DP_TOTAL_DATE_ADD,
+	DP_TOTAL_DATE_SUB,
+	DP_TOTAL_DATE_DIFF
+} DpTotalKind;
+
+/* The total operator of kind (its SQL function); ERROR 42501 if the installation lacks it. */
+extern Oid	DpTotalFunction(DpTotalKind kind);
+
+/* The kind of total operator fn is, or DP_TOTAL_NONE. */
+extern DpTotalKind DpTotalKindOf(Oid fn);
+
+/* The total conversion to type (int2 .. numeric), or DP_TOTAL_NONE. */
+extern DpTotalKind DpTotalCastTo(Oid type);
 
 /* True if fn is one of dp_pg.domain_read(...), the total reads of a column through its domain. */
 extern bool DpIsDomainRead(Oid fn);

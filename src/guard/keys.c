@@ -66,8 +66,8 @@ PG_FUNCTION_INFO_V1(dp_key_finite_numeric);
 PG_FUNCTION_INFO_V1(dp_key_finite_float8);
 
 /* The key window: 500 BC (astronomical year -499) to 200000 AD, as Julian days. */
-#define DP_KEY_LO_YEAR	(-499)
-#define DP_KEY_HI_YEAR	200000
+#define DP_KEY_LO_YEAR	DP_WINDOW_LO_YEAR
+#define DP_KEY_HI_YEAR	DP_WINDOW_HI_YEAR
 #define DP_KEY_MAX_MOVES 4
 #define DP_KEY_MAX_SHIFT_DAYS 36600	/* 100 years, a little more */
 

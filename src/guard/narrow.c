@@ -342,6 +342,8 @@ DpNarrowKeyList(Query *q, List *narrow, int rti)
 			List	   *extra;
 			ListCell   *pc;
 
+			if (keyconst->constisnull)
+				return;			/* the row of NULLs of an empty key list (groups.c): nothing to narrow */
 			if (nk->key == NULL)
 				extra = list_make1(keyconst);	/* a column key is its own base */
 			else
@@ -368,6 +370,8 @@ DpNarrowKeyList(Query *q, List *narrow, int rti)
 			return;				/* too many: the list stays whole */
 		rows = list_concat(rows, partial);
 	}
+	if (rows == NIL)
+		return;					/* VALUES needs a row: the list stays whole */
 
 	/* the subquery: the key columns of the rows that pass the conjuncts */
 	sub = makeNode(Query);

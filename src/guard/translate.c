@@ -121,6 +121,18 @@ DpCast(Oid fn, Oid rettype, Expr *expr)
 	return (Expr *) makeFuncExpr(fn, rettype, list_make1(expr), InvalidOid, InvalidOid, COERCE_IMPLICIT_CAST);
 }
 
+/*
+ * A released float8 (a noisy sum, a quantile) as the plain aggregate's type:
+ * dp_pg's total conversion, so that a noisy value beyond the type saturates
+ * instead of failing after the release.
+ */
+static Expr *
+DpReleasedAs(Oid rettype, Expr *expr)
+{
+	return (Expr *) makeFuncExpr(DpTotalFunction(DpTotalCastTo(rettype)), rettype, list_make1(expr),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
 /* See guard.h. */
 bool
 DpConstValue(Const *c, Oid coltype, double *v)
@@ -550,13 +562,13 @@ DpTranslateQuantile(DpTranslate *t, Aggref *a, Expr *q, const char *agg)
 		case TIMESTAMPTZOID:
 			return (Node *) DpNumberAsTime((Expr *) d, a->aggtype);
 		case INT2OID:
-			return (Node *) DpCast(F_INT2_FLOAT8, INT2OID, (Expr *) d);
+			return (Node *) DpReleasedAs(INT2OID, (Expr *) d);
 		case INT4OID:
-			return (Node *) DpCast(F_INT4_FLOAT8, INT4OID, (Expr *) d);
+			return (Node *) DpReleasedAs(INT4OID, (Expr *) d);
 		case INT8OID:
-			return (Node *) DpCast(F_INT8_FLOAT8, INT8OID, (Expr *) d);
+			return (Node *) DpReleasedAs(INT8OID, (Expr *) d);
 		case FLOAT4OID:
-			return (Node *) DpCast(F_FLOAT4_FLOAT8, FLOAT4OID, (Expr *) d);
+			return (Node *) DpReleasedAs(FLOAT4OID, (Expr *) d);
 		case NUMERICOID:
 			return (Node *) DpCast(F_NUMERIC_FLOAT8, NUMERICOID, (Expr *) d);
 		default:
@@ -704,7 +716,7 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 				if (a->aggfnoid == F_SUM_INT8)
 					return (Node *) DpCast(F_NUMERIC_INT8, NUMERICOID, (Expr *) d);
 				if (a->aggfnoid == F_SUM_FLOAT4)
-					return (Node *) DpCast(F_FLOAT4_FLOAT8, FLOAT4OID, (Expr *) d);
+					return (Node *) DpReleasedAs(FLOAT4OID, (Expr *) d);
 				return (Node *) d;
 			}
 		case F_AVG_INT2:

@@ -51,6 +51,16 @@ DpIntegerType(Oid type)
 	return type == INT2OID || type == INT4OID || type == INT8OID;
 }
 
+/* node without the widening casts bounds.c puts on the operands of a mixed total operator. */
+static Node *
+DpStripWiden(Node *node)
+{
+	while (IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 1 &&
+		   DpIsWideningCast(((FuncExpr *) node)->funcid))
+		node = linitial(((FuncExpr *) node)->args);
+	return node;
+}
+
 /*
  * The column under a one-to-one image (see the file comment), or NULL.
  * *rounds is set when a rounding function was passed: the column must then
@@ -93,6 +103,25 @@ DpOneToOneColumn(Node *node, bool *rounds)
 		{
 			FuncExpr   *f = (FuncExpr *) node;
 
+			if (DpTotalKindOf(f->funcid) == DP_TOTAL_ADD || DpTotalKindOf(f->funcid) == DP_TOTAL_SUB ||
+				DpTotalKindOf(f->funcid) == DP_TOTAL_NEG)
+			{
+				/* the same as an operator, through dp_pg's total operators (bounds.c, total.c) */
+				Node	   *arg;
+
+				if (list_length(f->args) == 1)
+					arg = linitial(f->args);
+				else if (IsA(DpStripWiden(lsecond(f->args)), Const))
+					arg = linitial(f->args);
+				else if (IsA(DpStripWiden(linitial(f->args)), Const))
+					arg = lsecond(f->args);
+				else
+					return NULL;
+				if (!DpIntegerType(f->funcresulttype) && f->funcresulttype != NUMERICOID)
+					*rounds = true;
+				node = arg;
+				continue;
+			}
 			if (DpIsDomainRead(f->funcid))
 			{
 				/* a column read through its domain (bounds.c): a clamp, and a rounding unless integer */

@@ -357,7 +357,50 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 		if (!(site->cost.epsilon <= orig_mech.p[0] * (1.0 + 1e-9)))
 			elog(ERROR, "dp_pg: zCDP split of %s does not meet its epsilon", kind->name);
 	}
+	DpCheckReleaseFloor(kind->name, &site->cost);
 	return site;
+}
+
+/*
+ * dp_pg.min_release_epsilon: the least one release may cost.  Defence in
+ * depth against an oracle the guard might one day let through (an error, a
+ * notice, a timing that depends on one row answers a yes/no question about
+ * it): each such question then costs real budget, not epsilon = 1e-6.
+ */
+double		dp_min_release_epsilon = DP_MIN_RELEASE_EPSILON_DEFAULT;
+
+/* See release.h. */
+void
+DpCheckReleaseFloor(const char *what, const DpCost *c)
+{
+	double		f = dp_min_release_epsilon;
+
+	/* epsilon, or rho for a zCDP release: a pure f-DP release is f^2 / 2-zCDP */
+	if (!(f > 0.0) || c->epsilon >= f || c->rho >= f * f / 2.0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("a release of %s must cost at least epsilon = %g", what, f),
+			 errdetail("This one would cost epsilon = %g, rho = %g.  dp_pg.min_release_epsilon is the least "
+					   "one release may cost (set by a superuser for the cluster, a database or a role); "
+					   "nothing was charged.", c->epsilon, c->rho),
+			 errhint("Ask with epsilon >= %g (or rho >= %g): a cheaper answer would be mostly noise.",
+					 f, f * f / 2.0)));
+}
+
+/* Define dp_pg.min_release_epsilon (at load). */
+void
+DpCallSitesInit(void)
+{
+	DefineCustomRealVariable("dp_pg.min_release_epsilon",
+							 "The least epsilon one release (a dp aggregate call, partition selection, a synthetic twin) may cost.",
+							 "A release with a smaller epsilon (and rho below its square over 2) is refused, uncharged. "
+							 "Superuser only; per role with ALTER ROLE ... SET. 0 turns the floor off.",
+							 &dp_min_release_epsilon,
+							 DP_MIN_RELEASE_EPSILON_DEFAULT, 0.0, 1e6,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 }
 
 /* Context of the PlanState walk. */

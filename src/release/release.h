@@ -180,6 +180,18 @@ extern DpCallSite *DpCallSiteForFinal(FunctionCallInfo fcinfo, const DpAggKind *
  */
 extern int	DpEstimateQueryCost(const char *query, DpCost *total);
 
+/*
+ * dp_pg.min_release_epsilon (callsite.c): the least one release may cost.
+ * 0.01: below it a count's 95% interval is wider than +-300 (Laplace) and
+ * no analysis needs it, while an oracle's probe at 0.01 costs 10,000 times
+ * what it would at 1e-6.  DpCheckReleaseFloor: ERROR 22023 for a release
+ * (named what) that costs less; DpCallSitesInit defines the setting.
+ */
+#define DP_MIN_RELEASE_EPSILON_DEFAULT 0.01
+extern double dp_min_release_epsilon;
+extern void DpCheckReleaseFloor(const char *what, const DpCost *c);
+extern void DpCallSitesInit(void);
+
 /* The error bars of a query's call sites, planned as DpEstimateQueryCost does (struct DpSiteBar, below). */
 extern struct DpSiteBar *DpEstimateQueryBars(const char *query, int *n);
 
