@@ -65,6 +65,7 @@
 #include "ledger.h"
 #include "release.h"
 #include "guard/guard.h"
+#include "synth/synth.h"
 #include "hooks.h"
 
 static shmem_request_hook_type prev_shmem_request = NULL;
@@ -121,6 +122,8 @@ DpPlannerHook(Query *parse, const char *query_string, int cursorOptions, ParamLi
 static void
 DpExecutorStartHook(QueryDesc *queryDesc, int eflags)
 {
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0)
+		DpSynthesizeCheckStatement(queryDesc->plannedstmt);
 	DpReadsExecutorStart(queryDesc, eflags);
 	DpRunConstantsBind(queryDesc, eflags);
 	DpCallSitesBindArguments(queryDesc, eflags);

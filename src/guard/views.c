@@ -26,12 +26,17 @@
  * into the plan's relation list (guard.c), so that a GRANT, REVOKE or
  * CREATE OR REPLACE of the view makes PostgreSQL plan the query again.
  *
+ * A materialized view is not a view: it holds the rows its query read.  One
+ * that reads a protected table (directly or through views and materialized
+ * views) is never readable by an analyst, whatever its grants.
+ *
  * Layer guard/ (docs/development.md): may call the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/sysattr.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
@@ -40,6 +45,7 @@
 #include "rewrite/rewriteManip.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "guard/guard.h"
@@ -203,6 +209,72 @@ DpViewEntry(RangeTblEntry *r, DpViewsWalk *cxt)
 	cxt->views = lappend_oid(cxt->views, view);
 }
 
+/* Context of DpReadsProtectedWalker. */
+typedef struct DpMatviewWalk
+{
+	int			depth;			/* views and materialized views followed so far */
+} DpMatviewWalk;
+
+static bool DpRelationReadsProtected(Oid relid, DpMatviewWalk *cxt);
+
+/* Walker: true if a query reads a protected table, directly or through views and materialized views. */
+static bool
+DpReadsProtectedWalker(Node *node, DpMatviewWalk *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, DpReadsProtectedWalker, cxt, QTW_EXAMINE_RTES_BEFORE);
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *r = (RangeTblEntry *) node;
+
+		return r->rtekind == RTE_RELATION &&
+			(DpIsProtected(r->relid) ||
+			 ((r->relkind == RELKIND_VIEW || r->relkind == RELKIND_MATVIEW) && DpRelationReadsProtected(r->relid, cxt)));
+	}
+	return expression_tree_walker(node, DpReadsProtectedWalker, cxt);
+}
+
+/* True if the stored query of view or materialized view relid reads a protected table (at any depth). */
+static bool
+DpRelationReadsProtected(Oid relid, DpMatviewWalk *cxt)
+{
+	Relation	rel;
+	bool		found = false;
+
+	/* too deep to follow: taken as reading one (fail closed) */
+	if (++cxt->depth > 32)
+		return true;
+	rel = relation_open(relid, AccessShareLock);
+	for (int i = 0; rel->rd_rules != NULL && i < rel->rd_rules->numLocks && !found; i++)
+		found = DpReadsProtectedWalker((Node *) rel->rd_rules->rules[i]->actions, cxt);
+	relation_close(rel, AccessShareLock);
+	cxt->depth--;
+	return found;
+}
+
+/*
+ * A materialized view holds the rows its query read when it was last
+ * refreshed: over a protected table, raw rows that no guard stands in front
+ * of.  An analyst's query may not read one (whatever the grants say); the
+ * DBA's materialized views are for the DBA's own use, or to be protected
+ * in their own right.
+ */
+static void
+DpRefuseProtectedMatview(RangeTblEntry *r)
+{
+	DpMatviewWalk cxt = {0};
+
+	if (r->rtekind != RTE_RELATION || r->relkind != RELKIND_MATVIEW || DpIsProtected(r->relid))
+		return;
+	if (DpRelationReadsProtected(r->relid, &cxt))
+		DpGuardRefuseHint("a materialized view over a protected table is not readable by analysts",
+						  psprintf("\"%s\" holds the rows its query read from a protected table, which no dp query "
+								   "stands in front of.", get_rel_name(r->relid)),
+						  "Ask the protected table itself with dp aggregates, or a DBA's (plain) view over it.");
+}
+
 /* Walker over every query level: views in range tables (before their subqueries are walked). */
 static bool
 DpViewsWalker(Node *node, DpViewsWalk *cxt)
@@ -221,6 +293,7 @@ DpViewsWalker(Node *node, DpViewsWalk *cxt)
 	}
 	if (IsA(node, RangeTblEntry))
 	{
+		DpRefuseProtectedMatview((RangeTblEntry *) node);
 		DpViewEntry((RangeTblEntry *) node, cxt);
 		return false;
 	}

@@ -375,8 +375,8 @@ DpCheckReleaseFloor(const char *what, const DpCost *c)
 {
 	double		f = dp_min_release_epsilon;
 
-	/* epsilon, or rho for a zCDP release: a pure f-DP release is f^2 / 2-zCDP */
-	if (!(f > 0.0) || c->epsilon >= f || c->rho >= f * f / 2.0)
+	/* epsilon; for a zCDP release (no epsilon of its own) rho: a pure f-DP release is f^2 / 2-zCDP */
+	if (!(f > 0.0) || (isinf(c->epsilon) ? c->rho >= f * f / 2.0 : c->epsilon >= f))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -91,7 +91,7 @@ SynthRequireTrusted(Oid fn, SynthColumn *col, const char *what)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("column \"%s\" cannot be in a twin: the %s of its type is not a superuser's",
 						NameStr(col->name), what),
-				 errdetail("dp_pg.synthesize runs only trusted code on protected rows.  Nothing was charged.")));
+				 errdetail("dp_pg.synthesize runs only trusted code on protected rows.  Nothing was charged for this call.")));
 }
 
 /* Set up a public-key column: the keys as values of its type, and their hash table. */
@@ -110,14 +110,14 @@ SynthKeysInit(SynthColumn *col, ArrayType *arr)
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
 				 errmsg("column \"%s\" cannot be in a twin: its type %s has no hash and equality functions",
 						NameStr(col->name), format_type_be(col->typid)),
-				 errdetail("Nothing was charged.")));
+				 errdetail("Nothing was charged for this call.")));
 	SynthRequireTrusted(tce->hash_proc, col, "hash function");
 	SynthRequireTrusted(tce->eq_opr_finfo.fn_oid, col, "equality function");
 	if (OidIsValid(col->collation) && !DpTrustedCollation(col->collation))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("column \"%s\" cannot be in a twin: its collation is not a superuser's", NameStr(col->name)),
-				 errdetail("Nothing was charged.")));
+				 errdetail("Nothing was charged for this call.")));
 	fmgr_info_copy(&col->hash, &tce->hash_proc_finfo, CurrentMemoryContext);
 	fmgr_info_copy(&col->eq, &tce->eq_opr_finfo, CurrentMemoryContext);
 	getTypeInputInfo(col->typid, &typinput, &typioparam);
@@ -326,7 +326,7 @@ SynthResolveColumns(Relation rel, ArrayType *columns, int bins, AttrNumber unit_
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("no column of \"%s\" can be in a twin", relname),
-					 errdetail("A column needs public keys (dp_pg.set_public_keys), or a value domain (a CHECK constraint or dp_pg.set_domain) for numbers, dates and timestamps; booleans need nothing.  Nothing was charged.")));
+					 errdetail("A column needs public keys (dp_pg.set_public_keys), or a value domain (a CHECK constraint or dp_pg.set_domain) for numbers, dates and timestamps; booleans need nothing.  Nothing was charged for this call.")));
 	}
 	else
 	{
@@ -373,7 +373,7 @@ SynthResolveColumns(Relation rel, ArrayType *columns, int bins, AttrNumber unit_
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("column \"%s\" of \"%s\" cannot be in a twin: %s", name, relname, why),
-						 errdetail("Free text and identifiers are never released.  Nothing was charged."),
+						 errdetail("Free text and identifiers are never released.  Nothing was charged for this call."),
 						 errhint("Declare its values with dp_pg.set_public_keys, or (numbers, dates, timestamps) "
 								 "a value domain with a CHECK constraint or dp_pg.set_domain; or leave it out of columns.")));
 			n++;
@@ -383,7 +383,7 @@ SynthResolveColumns(Relation rel, ArrayType *columns, int bins, AttrNumber unit_
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a twin has at most %d columns", SYNTH_MAX_COLUMNS),
-				 errdetail("Nothing was charged.")));
+				 errdetail("Nothing was charged for this call.")));
 	*out = cols;
 	return n;
 }

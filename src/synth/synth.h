@@ -247,4 +247,11 @@ extern void synth_sample_block(const SynthModel *model, DpRng *rng, int64_t n, u
 /* A uniform double in [0, 1) with 53 random bits. */
 extern double synth_uniform(DpRng *rng);
 
+/*
+ * synthesize.c (the server side): ERROR unless a statement that calls
+ * dp_pg.synthesize calls it once, alone (hooks.c, before the statement runs).
+ */
+struct PlannedStmt;
+extern void DpSynthesizeCheckStatement(struct PlannedStmt *stmt);
+
 #endif							/* DP_SYNTH_H */

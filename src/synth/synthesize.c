@@ -59,6 +59,8 @@
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parse_func.h"
 #include "miscadmin.h"
 #include "rewrite/rowsecurity.h"
 #include "tcop/tcopprot.h"
@@ -71,11 +73,13 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/tuplesort.h"
 #include "utils/typcache.h"
 #include "utils/varlena.h"
 
 #include "agg_common.h"
+#include "plantree.h"
 #include "release.h"
 #include "guard/guard.h"
 #include "ledger.h"
@@ -110,7 +114,7 @@ SynthCheckConstantArguments(FunctionCallInfo fcinfo)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("the arguments of dp_pg.synthesize must be constant for the statement"),
-					 errdetail("Argument \"%s\" is not a literal or a bound parameter.  Nothing was charged.",
+					 errdetail("Argument \"%s\" is not a literal or a bound parameter.  Nothing was charged for this call.",
 							   synth_arg_names[Min(i, (int) lengthof(synth_arg_names) - 1)]),
 					 errhint("Call it once, as SELECT dp_pg.synthesize('table', 'twin', 'laplace(epsilon=1)').")));
 }
@@ -133,7 +137,7 @@ SynthRequireSelect(Relation rel, SynthColumn *cols, int ncols, AttrNumber unit_a
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("permission denied for table %s", RelationGetRelationName(rel)),
-					 errdetail("Making a twin reads the columns it holds.  Nothing was charged.")));
+					 errdetail("Making a twin reads the columns it holds.  Nothing was charged for this call.")));
 	}
 }
 
@@ -148,13 +152,13 @@ SynthCheckUnitType(Relation rel, AttrNumber unit_attno)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
 				 errmsg("the privacy unit's type %s has no ordering", format_type_be(att->atttypid)),
-				 errdetail("A twin sorts the rows by unit.  Nothing was charged.")));
+				 errdetail("A twin sorts the rows by unit.  Nothing was charged for this call.")));
 	if (!DpTrustedFunction(get_opcode(tce->lt_opr)) || !DpTrustedFunction(tce->eq_opr_finfo.fn_oid) ||
 		(OidIsValid(att->attcollation) && !DpTrustedCollation(att->attcollation)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("the privacy unit's ordering or collation is not a superuser's"),
-				 errdetail("dp_pg.synthesize runs only trusted code on protected rows.  Nothing was charged.")));
+				 errdetail("dp_pg.synthesize runs only trusted code on protected rows.  Nothing was charged for this call.")));
 }
 
 /* The ledger's detail of the charge: each kind of release with its noise and cost. */
@@ -223,7 +227,7 @@ SynthCreateTarget(text *target, SynthColumn *cols, int ncols)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
 				 errmsg("relation \"%s\" already exists", rv->relname),
-				 errdetail("dp_pg.synthesize makes a new table.  Nothing was charged.")));
+				 errdetail("dp_pg.synthesize makes a new table.  Nothing was charged for this call.")));
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s (",
 					 quote_qualified_identifier(get_namespace_name(nsp), rv->relname));
@@ -250,12 +254,12 @@ SynthCreateTarget(text *target, SynthColumn *cols, int ncols)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the new table \"%s\" is not a plain table without indexes, triggers, rules or policies",
 						rv->relname),
-				 errdetail("An event trigger may have changed it.  Nothing was charged.")));
+				 errdetail("An event trigger may have changed it.  Nothing was charged for this call.")));
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to insert into the new table \"%s\"", rv->relname),
-				 errdetail("Default privileges of its schema take INSERT from its owner.  Nothing was charged.")));
+				 errdetail("Default privileges of its schema take INSERT from its owner.  Nothing was charged for this call.")));
 	return rel;
 }
 
@@ -457,6 +461,116 @@ SynthFill(Relation target, const SynthModel *model, SynthColumn *cols, int ncols
 	MemoryContextDelete(batchcxt);
 }
 
+/* ------------------------------------------------------------------------
+ * One twin per statement
+ * ------------------------------------------------------------------------
+ */
+
+/* dp_pg.synthesize's OID (InvalidOid: not installed), looked up once per backend and call of this. */
+static Oid
+SynthFunction(void)
+{
+	return LookupFuncName(list_make2(makeString("dp_pg"), makeString("synthesize")), -1, NULL, true);
+}
+
+/* Context of the statement check's walk. */
+typedef struct SynthCalls
+{
+	Oid			fn;
+	int			calls;			/* calls of fn anywhere in the statement's plans */
+} SynthCalls;
+
+/* Expression walker: count the calls of fn. */
+static bool
+SynthCountCalls(Node *node, SynthCalls *c)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == c->fn)
+		c->calls++;
+	return expression_tree_walker(node, SynthCountCalls, c);
+}
+
+/* Plan visitor: the calls in a node's expressions (its target list, quals, functions, parameters). */
+static bool
+SynthVisitPlan(Plan *plan, void *context)
+{
+	SynthCalls *c = context;
+
+	(void) SynthCountCalls((Node *) plan->targetlist, c);
+	(void) SynthCountCalls((Node *) plan->qual, c);
+	if (IsA(plan, Result))
+		(void) SynthCountCalls(((Result *) plan)->resconstantqual, c);
+	if (IsA(plan, FunctionScan))
+		(void) SynthCountCalls((Node *) ((FunctionScan *) plan)->functions, c);
+	if (IsA(plan, ValuesScan))
+		(void) SynthCountCalls((Node *) ((ValuesScan *) plan)->values_lists, c);
+	return false;
+}
+
+/* True if plan is the one call of fn: SELECT dp_pg.synthesize(...) or SELECT * FROM dp_pg.synthesize(...). */
+static bool
+SynthIsSingleCall(Plan *plan, Oid fn)
+{
+	if (IsA(plan, Result))
+		return plan->lefttree == NULL && plan->righttree == NULL && plan->qual == NIL &&
+			((Result *) plan)->resconstantqual == NULL;
+	if (IsA(plan, FunctionScan) && plan->qual == NIL && list_length(((FunctionScan *) plan)->functions) == 1 &&
+		!((FunctionScan *) plan)->funcordinality)
+	{
+		Node	   *call = linitial_node(RangeTblFunction, ((FunctionScan *) plan)->functions)->funcexpr;
+
+		/* the function scanned is the call itself (not a set of rows it would run for) */
+		return IsA(call, FuncExpr) && ((FuncExpr *) call)->funcid == fn;
+	}
+	return false;
+}
+
+/*
+ * Before a statement runs (hooks.c): a statement that calls
+ * dp_pg.synthesize must call it once, alone (SELECT dp_pg.synthesize(...)
+ * or SELECT * FROM dp_pg.synthesize(...)).  A call for every row of a FROM
+ * clause or of a set-returning function, or two calls, would make several
+ * twins in one statement, and the first failure among them would roll back
+ * twins already charged: refused now, before anything is made or charged.
+ * Only statements whose plan depends on a function of dp_pg's are looked at.
+ */
+void
+DpSynthesizeCheckStatement(PlannedStmt *stmt)
+{
+	SynthCalls	c;
+	ListCell   *lc;
+	bool		maybe = false;
+	uint32		hash;
+
+	if (stmt->commandType != CMD_SELECT || stmt->invalItems == NIL)
+		return;
+	c.fn = SynthFunction();
+	if (!OidIsValid(c.fn))
+		return;
+	hash = GetSysCacheHashValue1(PROCOID, ObjectIdGetDatum(c.fn));
+	foreach(lc, stmt->invalItems)
+	{
+		PlanInvalItem *item = lfirst_node(PlanInvalItem, lc);
+
+		if (item->cacheId == PROCOID && item->hashValue == hash)
+			maybe = true;
+	}
+	if (!maybe)
+		return;
+	c.calls = 0;
+	(void) DpPlanWalkStmt(stmt, SynthVisitPlan, &c);
+	if (c.calls == 0 || (c.calls == 1 && SynthIsSingleCall(stmt->planTree, c.fn)))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("dp_pg.synthesize makes one twin per statement"),
+			 errdetail("This statement could call it %s; if a later call failed, the twins made before it would be "
+					   "rolled back, charged.  Nothing was made or charged.",
+					   c.calls > 1 ? "more than once" : "for each row of its FROM clause"),
+			 errhint("Call it alone: SELECT dp_pg.synthesize(...); one statement per twin.")));
+}
+
 /*
  * dp_pg.synthesize(source regclass, target text, mechanism dp_mechanism,
  * columns name[] DEFAULT NULL, bins int DEFAULT 10, rows bigint DEFAULT NULL)
@@ -491,7 +605,7 @@ dp_synthesize(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("dp_pg.synthesize cannot run on a hot standby"),
-				 errdetail("A twin is a new table.  Nothing was charged."),
+				 errdetail("A twin is a new table.  Nothing was charged for this call."),
 				 errhint("Make the twin on the primary: it replicates to every standby.")));
 	PreventCommandIfReadOnly("dp_pg.synthesize()");
 	PreventCommandIfParallelMode("dp_pg.synthesize()");
@@ -535,7 +649,7 @@ dp_synthesize(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel)),
-				 errdetail("dp_pg.synthesize makes twins of plain tables.  Nothing was charged.")));
+				 errdetail("dp_pg.synthesize makes twins of plain tables.  Nothing was charged for this call.")));
 	prot = DpFindProtected(DpProtectedTables(), source);
 	nroles = DpLedgerChargedRoles(roles);
 	if (prot == NULL && nroles == 0)
@@ -558,7 +672,7 @@ dp_synthesize(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("the privacy unit of \"%s\" allows " INT64_FORMAT " rows per unit; a twin measures at most %d",
 							RelationGetRelationName(rel), unit_rows, SYNTH_MAX_UNIT_ROWS),
-					 errdetail("A twin keeps max_groups_contributed * max_rows_per_unit rows of each unit.  Nothing was charged.")));
+					 errdetail("A twin keeps max_groups_contributed * max_rows_per_unit rows of each unit.  Nothing was charged for this call.")));
 		SynthCheckUnitType(rel, unit_attno);
 	}
 	if (check_enable_rls(source, InvalidOid, true) == RLS_ENABLED &&
@@ -567,7 +681,7 @@ dp_synthesize(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("dp_pg.synthesize cannot apply the row-level security policies of \"%s\"",
 						RelationGetRelationName(rel)),
-				 errdetail("Its policies restrict the rows you may read; a twin is made from every row.  Nothing was charged.")));
+				 errdetail("Its policies restrict the rows you may read; a twin is made from every row.  Nothing was charged for this call.")));
 
 	ncols = SynthResolveColumns(rel, columns, bins, unit_attno, &cols);
 	/* analysts read protected tables through dp_pg (as dp queries do); anyone else needs SELECT */
@@ -590,9 +704,10 @@ dp_synthesize(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("cannot plan the twin's measurements: %s", err),
-					 errdetail("Nothing was charged.")));
+					 errdetail("Nothing was charged for this call.")));
 		total = plan->total;
 		DpLedgerCheckCost(&total);
+		DpCheckReleaseFloor("dp_pg.synthesize", &total);
 
 		/* 2. the target */
 		twin = SynthCreateTarget(target, cols, ncols);
