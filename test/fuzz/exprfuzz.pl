@@ -66,6 +66,7 @@ my $an = connect_as($dsn_an);
 my @COLS = (
 	[ i2 => 'int2' ], [ i4 => 'int4' ], [ i8 => 'int8' ], [ f4 => 'real' ], [ f8 => 'float8' ],
 	[ n => 'numeric' ], [ d => 'date' ], [ ts => 'timestamp' ], [ tz => 'timestamptz' ], [ b => 'boolean' ],
+	[ s => 'text' ],
 );
 
 # values that break expressions: each column's list is cycled through the rows
@@ -83,6 +84,7 @@ my %ROWS = (
 	tz => [ "'infinity'", "'-infinity'", "'4713-01-02 00:00:00+00 BC'", "'294276-12-30 23:59:59.999999+00'",
 		"'2021-06-01 12:34:56.789012+02'", "'2020-01-01 00:00:00+00'", 'NULL' ],
 	b => [ 'true', 'false', 'NULL' ],
+	s => [ "''", "'a'", "'ABC'", "'ß ẞ ǅ'", "'日本語テキスト'", "repeat('x', 3000)", "'%_\\'", "'a\nb'", "' trailing '", 'NULL' ],
 );
 
 # value domains: [lower, upper] per column, per kind of table (CHECK ... NOT VALID)
@@ -215,6 +217,27 @@ sub timex
 	return pick('d', 'ts', 'tz', datex($depth));
 }
 
+# generalising expressions of one column (keys.c): read through the key window
+sub gen
+{
+	return pick(
+		"date_trunc('" . pick('year', 'month', 'week', 'day', 'hour', 'quarter', 'decade', 'millennium') . "', " . pick('ts', 'tz', 'd::timestamp') . ')',
+		"date_trunc('day', tz, '" . pick('UTC', 'Europe/Paris', 'Pacific/Kiritimati', 'America/Adak') . "')",
+		'width_bucket(' . pick('f8', 'n', 'f4') . ', ' . pick('0, 100', '-1e300, 1e300', '1e-300, 2e-300') . ', ' . pick(1, 10, 1000) . ')',
+		pick('floor', 'ceil', 'round', 'trunc') . '(' . pick('f8', 'n') . ')',
+		'round(n, ' . pick(-5, 0, 2, 30) . ')', 'trunc(n, ' . pick(-5, 2) . ')',
+		'CAST(' . pick('ts', 'tz') . ' AS date)', 'CAST(d AS ' . pick('timestamp', 'timestamptz') . ')',
+		pick('ts', 'tz', 'd') . ' + interval \'' . pick('1 day', '-7 days', '1 month', '99 years', '12 hours') . "'",
+		'(d + ' . pick(7, -36000, 36000) . ')',
+		'extract(' . pick(@FIELDS) . ' FROM ' . pick('ts', 'tz', 'd') . ')',
+		'CAST(extract(' . pick('month', 'dow', 'hour', 'doy', 'year', 'epoch') . ' FROM ' . pick('ts', 'tz', 'd') . ') AS ' . pick('int', 'bigint') . ')',
+		"date_part('" . pick(@FIELDS) . "', " . pick('ts', 'tz', 'd') . ')',
+		pick('lower', 'upper', 'length', 'char_length', 'octet_length') . '(s)',
+		'substr(s, ' . pick(0, 1, 2, 1000) . ', ' . pick(1, 3, 100) . ')', pick('left', 'right') . '(s, ' . pick(1, 2, 5) . ')',
+		"strpos(s, '" . pick('a', 'ß', '') . "')", "starts_with(s, 'a')", "(tz AT TIME ZONE 'UTC')", 's COLLATE "C"',
+	);
+}
+
 sub pred
 {
 	my ($depth) = @_;
@@ -226,8 +249,10 @@ sub pred
 	return pick(@NUMCOLS, 'd', 'b') . ' IS ' . pick('', 'NOT ') . 'NULL' if $r < 0.6;
 	return 'NOT (' . pred($d) . ')' if $r < 0.65;
 	return '(' . pred($d) . ' ' . pick('AND', 'OR') . ' ' . pred($d) . ')' if $r < 0.85;
-	return datex($d) . ' ' . pick(@CMP) . " date '2021-01-01'" if $r < 0.92;
-	return 'b';
+	return datex($d) . ' ' . pick(@CMP) . " date '2021-01-01'" if $r < 0.9;
+	return pick("s LIKE 'a%'", "s ILIKE '%B_'", "s NOT LIKE '%\\\\%'", "s ~ '^[a-z]+\$'", "s ~* 'ß'", "s SIMILAR TO '(a|b)%'",
+		"s = 'ABC'", "s IN ('a', 'ABC')", "s > 'b'", "lower(s) = 'abc'", "length(s) > 3") if $r < 0.96;
+	return gen() . ' IS NOT NULL';
 }
 
 # the shapes of queries analysts write around an expression
@@ -242,6 +267,9 @@ my @SHAPES = (
 	sub { 'SELECT dp_sum(CAST(' . num(3) . " AS float8), -100, 100, 'laplace(epsilon=1)') FROM %T" },
 	sub { 'SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ' . num(2) . ') FROM %T' },
 	sub { 'SELECT stddev(' . num(2) . ') FROM %T' },
+	sub { 'SELECT ' . gen() . ' AS k, count(*) FROM %T GROUP BY 1' },
+	sub { 'SELECT ' . gen() . ' AS k, ' . gen() . ' AS l, count(*) FROM %T GROUP BY 1, 2' },
+	sub { 'SELECT count(*) FROM %T WHERE ' . gen() . ' ' . pick(@CMP) . ' ' . pick(@CONSTS, "'2021-01-01'", "'a'") },
 );
 
 # ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 #
 #   bash test/fuzz/exprfuzz.sh        (as root or the postgres user; test build installed)
 #
-# Environment: EXPRFUZZ_N (expressions, default 1500), EXPRFUZZ_SEED
+# Environment: EXPRFUZZ_N (expressions, default 2000), EXPRFUZZ_SEED
 # (default: the day of the year, so that runs explore), EXPRFUZZ_CONTROL_N
 # (the control's expressions, default 1000: it stops at its third violation),
 # DP_SUITE_PORT (default 55480).  Ends with "exprfuzz: N passed, M failed".
@@ -15,7 +15,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 PORT=${DP_SUITE_PORT:-55480}
-N=${EXPRFUZZ_N:-1500}
+N=${EXPRFUZZ_N:-2000}
 SEED=${EXPRFUZZ_SEED:-$((10#$(date +%j)))}
 dp_install_deps libdbd-pg-perl || { echo "exprfuzz: 0 passed, 1 failed"; exit 1; }
 SCRATCH=$(dp_scratch dp_exprfuzz)
