@@ -19,6 +19,8 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'dp_pg'
 max_connections = 40
+# many small charges fill the budget: below the default least cost of a release
+dp_pg.min_release_epsilon = 0
 });
 $node->start;
 $node->safe_psql('postgres', q{

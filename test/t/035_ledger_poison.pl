@@ -26,6 +26,8 @@ shared_preload_libraries = 'dp_pg'
 max_connections = 40
 dp_pg.debug_pause = 'worker_before_batch'
 dp_pg.debug_pause_ms = 20
+# many small charges: below the default least cost of a release
+dp_pg.min_release_epsilon = 0
 });
 $node->start;
 $node->safe_psql('postgres', q{
