@@ -634,3 +634,63 @@ SELECT dp_pg.set_domain('clinic.edges_x', 'i8', -9223372036854775808, 9223372036
 SELECT dp_pg.set_domain('clinic.edges_x', 'n', 0, 999.95);
 SELECT dp_pg.set_domain('clinic.edges_x', 'm', -2147483648.5, 0);
 SELECT dp_pg.set_domain('clinic.edges_x', 'r4', 0, 2147483600);
+
+--
+-- Class 24 (test/attack/24_total.atk): row expressions total by
+-- construction.  clinic.total_x (row-level, 2000 rows): value domains by
+-- CHECK constraints added NOT VALID after rows that break them were stored
+-- (amt BETWEEN 0.01 AND 1e19, float domains that exclude zero (w in
+-- [1e-300, 1e300], w2 in [1e-300, 1e-250]), a real one, a numeric within
+-- +-1e300, dates, an integer day count, times); rows 1, 17 and 18 hold the
+-- edges (amt 0.001 and 0.04, subnormal w, w2 and r,
+-- numeric 1e-16383, a day count of INT_MAX, fractional seconds, a time near
+-- 294276 AD, a text of 40,000 characters), row 2 NaN and the infinities,
+-- row 5 plain values (5); row 17 is sensitive, 18 is not.
+-- clinic.total_u: the same edges under the privacy unit person (person 17
+-- holds them in three rows).
+--
+SET ROLE atk_owner;
+CREATE TABLE clinic.total_x (id int PRIMARY KEY, person int NOT NULL, amt numeric, w float8, w2 float8, r real, n numeric,
+	d date, a int, ts timestamp, tz timestamptz, txt text, sensitive boolean NOT NULL);
+INSERT INTO clinic.total_x
+SELECT g, g % 100, 1 + g % 40, 1 + g % 30, (1 + g % 30) * 1e-260, (1 + g % 9)::real, g % 50,
+       date '2024-01-01' + g % 300, g % 100, timestamp '2024-01-01' + g * interval '1 hour',
+       timestamptz '2024-01-01 00:00+00' + g * interval '1 hour', 'text' || g % 7,
+       g % 10 = 0 OR g = 17
+FROM generate_series(1, 2000) g;
+UPDATE clinic.total_x SET amt = CASE id WHEN 18 THEN 0.04 ELSE 0.001 END, w = 1e-310, w2 = 1e-310, r = 1e-40, n = 1e-16383,
+	d = date '2000-01-01', a = 2147483647, ts = timestamp '2024-01-01 00:00:00.000001',
+	tz = timestamptz '294276-12-30 23:59:59.5+00', txt = repeat('a', 40000)
+WHERE id IN (1, 17, 18);
+UPDATE clinic.total_x SET amt = 'NaN', w = '-Infinity', w2 = 'NaN', r = 'NaN', n = '-Infinity', d = 'infinity', a = -2147483648,
+	ts = '-infinity', tz = 'infinity', txt = NULL
+WHERE id = 2;
+UPDATE clinic.total_x SET amt = 5, w = 5, w2 = 1e-260, r = 5, n = 5, d = date '2024-06-01', a = 5, ts = timestamp '2024-06-01 12:00:05',
+	tz = timestamptz '2024-06-01 12:00:05+00', txt = 'aaaaa'
+WHERE id = 5;
+ALTER TABLE clinic.total_x ADD CONSTRAINT amt_dom CHECK (amt BETWEEN 0.01 AND 1e19) NOT VALID,
+	ADD CONSTRAINT w_dom CHECK (w BETWEEN 1e-300 AND 1e300) NOT VALID,
+	ADD CONSTRAINT w2_dom CHECK (w2 BETWEEN 1e-300 AND 1e-250) NOT VALID,
+	ADD CONSTRAINT r_dom CHECK (r BETWEEN 1e-30 AND 1e30) NOT VALID,
+	ADD CONSTRAINT n_dom CHECK (n BETWEEN -1e300 AND 1e300) NOT VALID,
+	ADD CONSTRAINT d_dom CHECK (d BETWEEN '2000-01-01' AND '2030-12-31') NOT VALID,
+	ADD CONSTRAINT a_dom CHECK (a BETWEEN 0 AND 1000) NOT VALID,
+	ADD CONSTRAINT ts_dom CHECK (ts BETWEEN '2000-01-01' AND '2030-12-31') NOT VALID,
+	ADD CONSTRAINT tz_dom CHECK (tz BETWEEN '2000-01-01 00:00+00' AND '2030-12-31 00:00+00') NOT VALID;
+CREATE TABLE clinic.total_u (person int NOT NULL, w float8 CHECK (w BETWEEN 1e-300 AND 1e300), d date, a int,
+	ts timestamp, flag boolean NOT NULL);
+INSERT INTO clinic.total_u SELECT p, 1 + p % 30, date '2024-01-01' + p % 300, p % 100,
+	timestamp '2024-01-01' + p * interval '1 hour', p = 17
+FROM generate_series(1, 400) p, generate_series(1, 3) k;
+ALTER TABLE clinic.total_u DROP CONSTRAINT total_u_w_check;
+UPDATE clinic.total_u SET w = 1e-310, d = date '2000-01-01', a = 2147483647, ts = timestamp '2024-01-01 00:00:00.000001'
+WHERE person IN (17, 18);
+ALTER TABLE clinic.total_u ADD CONSTRAINT w_dom CHECK (w BETWEEN 1e-300 AND 1e300) NOT VALID,
+	ADD CONSTRAINT d_dom CHECK (d BETWEEN '2000-01-01' AND '2030-12-31') NOT VALID,
+	ADD CONSTRAINT a_dom CHECK (a BETWEEN 0 AND 1000) NOT VALID,
+	ADD CONSTRAINT ts_dom CHECK (ts BETWEEN '2000-01-01' AND '2030-12-31') NOT VALID;
+CREATE VIEW dba.total_v AS SELECT * FROM clinic.total_x WHERE id > 0;
+GRANT SELECT ON dba.total_v TO PUBLIC;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.total_x');
+SELECT dp_pg.protect('clinic.total_u', 'person', 3, 3);
