@@ -87,6 +87,7 @@
 #define DP_BOUNDS_MAX8		DP_READ_MAX	/* float8 and numeric values stay within */
 #define DP_BOUNDS_MAX4		1e38	/* float4 values stay within */
 #define DP_BOUNDS_MARGIN	1e-12	/* relative outward rounding of every bound */
+#define DP_BOUNDS_MAX_DIGITS 100	/* significant digits of a numeric constant in arithmetic */
 
 /* The steps of the grammar. */
 typedef enum DpBoundsOp
@@ -456,6 +457,28 @@ DpCheckFits(DpBoundsCxt *cxt, Oid type, const DpInterval *iv, const char *step)
 								step, iv->lo, iv->hi, format_type_be(type)));
 }
 
+/* The significant digits of a numeric (its text form without sign, point, leading and trailing zeros). */
+static int
+DpSignificantDigits(Datum num)
+{
+	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, num));
+	char	   *first = NULL;
+	char	   *last = NULL;
+	int			n = 0;
+
+	for (char *p = text; *p; p++)
+		if (*p >= '1' && *p <= '9')
+		{
+			if (first == NULL)
+				first = p;
+			last = p;
+		}
+	for (char *p = first; p != NULL && p <= last; p++)
+		n += (*p >= '0' && *p <= '9');
+	pfree(text);
+	return n;
+}
+
 /* The interval of a constant node (a number, a date, NULL). */
 static void
 DpConstInterval(DpBoundsCxt *cxt, Const *c, DpInterval *iv)
@@ -503,6 +526,10 @@ DpConstInterval(DpBoundsCxt *cxt, Const *c, DpInterval *iv)
 	if (!isfinite(v) || fabs(v) > DP_BOUNDS_MAX8)
 		DpBoundsRefuse(cxt, "a constant in arithmetic on a protected table must be a finite number",
 					   "NaN, infinities and values beyond 1e300 could make a step fail");
+	if (c->consttype == NUMERICOID && DpSignificantDigits(c->constvalue) > DP_BOUNDS_MAX_DIGITS)
+		DpBoundsRefuse(cxt, "a numeric constant in arithmetic on a protected table has at most 100 significant digits",
+					   "A step's time grows with its operands' digits, and a row that reaches it would be seen "
+					   "in the query's time");
 	DpSetInterval(iv, v, v,
 				  v == rint(v) && c->consttype != FLOAT4OID && c->consttype != FLOAT8OID && c->consttype != NUMERICOID);
 	iv->integral = v == rint(v);
@@ -1451,6 +1478,8 @@ DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 		DpSetEmpty(iv);
 		return NULL;
 	}
+	if (cxt->rewrite)
+		DpRowStep(cxt->where);
 	type = exprType(node);
 	if (IsA(node, RelabelType))
 	{

@@ -618,6 +618,7 @@ DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 
 	memset(check, 0, sizeof(DpPlanCheck));
 	DpMultiReset();				/* no released subquery of an earlier query is one of this one's */
+	DpRowStepsReset();
 	if (parse->commandType == CMD_UTILITY)
 		return;
 	prot = DpProtectedTables();

@@ -270,6 +270,14 @@ extern uint64 DpRunConstantsMade(void);
 /* True if the plan is stamped as holding run-time constants to bind (reads.c). */
 extern bool DpPlanHasRunConstants(PlannedStmt *stmt);
 
+/*
+ * The steps of the current query's row expressions (shape.c): reset before
+ * each query is planned (guard.c); each step counted, ERROR 42501 beyond
+ * the limit.
+ */
+extern void DpRowStepsReset(void);
+extern void DpRowStep(const char *where);
+
 /* A row expression, checked and rewritten as shape.c checks WHERE clauses (columns of rtis, entries of rtable). */
 extern Node *DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const char *where);
 

@@ -14,8 +14,11 @@
  * whatever fails, fails for every table alike before anything is charged.
  * Without back-references PostgreSQL answers a boolean match with its DFA
  * alone (regexec.c, find(): no submatches are asked), in time linear in the
- * text for a given pattern; lookaround constraints cost more time, never an
- * error.  Bound parameters as patterns are not accepted (a LIKE pattern
+ * text for a given pattern.  Lookahead and lookbehind constraints are
+ * refused too: each is matched again from every position, in time
+ * quadratic in the text, so that one long value reached by a CASE branch
+ * would be seen in the query's time (and statement_timeout makes time an
+ * error).  Bound parameters as patterns are not accepted (a LIKE pattern
  * may be one: its check is simpler).
  *
  * Layer guard/ (docs/development.md): may call the aggregates, the release
@@ -85,6 +88,13 @@ DpCheckRegexPattern(const char *pattern, int len, bool icase, Oid coll, const ch
 		pg_regfree(&re);
 		DpGuardRefuse("a regular expression on a protected table may not use back-references",
 					  psprintf("Matching them can fail or take exponential time on some values (%s).", where));
+	}
+	if (re.re_info & REG_ULOOKAROUND)
+	{
+		pg_regfree(&re);
+		DpGuardRefuse("a regular expression on a protected table may not use lookahead or lookbehind",
+					  psprintf("Matching them takes time quadratic in a value's length, which one row could make "
+							   "long enough to be seen (%s).", where));
 	}
 	pg_regfree(&re);
 	pfree(wide);

@@ -357,6 +357,34 @@ DpLikePatternComplete(const char *p)
 static Node *DpRowExprMutator(Node *node, DpRowContext *cxt);
 
 /*
+ * The steps of the row expressions of the query being planned: at most
+ * DP_MAX_ROW_STEPS.  Every accepted step takes bounded time on any value
+ * (total.c bounds the digits of numerics), so a row that reaches a CASE
+ * branch adds at most that many bounded steps to the query's time: not
+ * enough to be seen, however the branch was written.
+ */
+#define DP_MAX_ROW_STEPS 10000
+static int	row_steps = 0;
+
+/* See guard.h. */
+void
+DpRowStepsReset(void)
+{
+	row_steps = 0;
+}
+
+/* See guard.h. */
+void
+DpRowStep(const char *where)
+{
+	if (++row_steps > DP_MAX_ROW_STEPS)
+		DpGuardRefuse(psprintf("the row expressions of a query on a protected table have at most %d steps",
+							   DP_MAX_ROW_STEPS),
+					  psprintf("This query has more (in %s); their time on one row could be seen in the query's.",
+							   where));
+}
+
+/*
  * A row expression (WHERE, JOIN, FILTER, dp aggregate value): only what
  * cannot fail on a private value; constants are computed now.  Returns the
  * expression with its constants folded.
@@ -385,6 +413,7 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 		return NULL;
 	if (IsA(node, List) || IsA(node, CaseWhen))
 		return expression_tree_mutator(node, DpRowExprMutator, cxt);
+	DpRowStep(where);
 	if (DpIsConstantExpr(node) && !IsA(node, Const))
 	{
 		/* computed while planning: an error cannot depend on rows */

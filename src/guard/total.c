@@ -28,7 +28,9 @@
  *   dp_pg.total_date_sub(d, n)  d - n      200000 AD): the window's edge
  *   dp_pg.total_date_diff(a, b) a - b    an infinite date: NULL
  *
- * Numeric results are also kept within +-1e300 (and NaN, +-Infinity): a
+ * Numeric results are also kept to about 128 significant digits (so that
+ * the time of a step cannot depend on how long a row's value makes its
+ * result) and within +-1e300 (and NaN, +-Infinity): a
  * value PostgreSQL holds but no double does (up to 1e131072) is never made,
  * so the numeric functions the guard still lets PostgreSQL compute (floor,
  * ceil, round, trunc, sign, and a cast to float through these) only ever see
@@ -271,11 +273,21 @@ DpSat4(float4 r, float4 a, float4 b)
 	return r;
 }
 
-/* A numeric result kept within +-1e300 (NaN and infinities as they are). */
+/*
+ * A numeric result kept within +-1e300 (NaN and infinities as they are),
+ * and to about DP_TOTAL_DIGITS significant digits: PostgreSQL's exact
+ * products and quotients grow by the digits of both operands, and a step's
+ * time with them (a product of two 16,000-digit numbers takes milliseconds),
+ * so that one row reaching a branch could be seen in the query's time.
+ * Rounded where a value holds more digits than that (its size says so at
+ * once): the time of every step stays bounded, whatever the row.
+ */
+#define DP_TOTAL_DIGITS 128
 static Datum
 DpNumKeep(DpTotalSite *s, Numeric r)
 {
 	Datum		d = NumericGetDatum(r);
+	int			groups;
 
 	if (numeric_is_nan(r) || numeric_is_inf(r))
 		return d;
@@ -283,6 +295,14 @@ DpNumKeep(DpTotalSite *s, Numeric r)
 		return s->nmax;
 	if (DpNumCmp(d, s->nmin) < 0)
 		return s->nmin;
+	/* base-10000 digits of 2 bytes after a header of 2 (or 4) bytes */
+	groups = ((int) VARSIZE_ANY_EXHDR(r) - 2) / 2;
+	if (groups > DP_TOTAL_DIGITS / 4)
+	{
+		int32		scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, d));
+
+		d = DirectFunctionCall2(numeric_round, d, Int32GetDatum(scale - 4 * (groups - DP_TOTAL_DIGITS / 4)));
+	}
 	return d;
 }
 
