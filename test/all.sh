@@ -103,6 +103,7 @@ suite tap     pg15,newest server "TAP files (test/t) side by side: restarts, cra
 suite fuzz    pg15,newest server "sqlsmith as a hostile analyst (test/fuzz), then its positive control" suite_fuzz
 suite bi      pg15,newest server "BI tools' SQL through their drivers and generators (test/bi/run.sh)" suite_script test/bi/run.sh
 suite rootclone pg15      server "the test command from a clone only root can enter (/root is 0700): it runs from a copy the postgres user can read, and a TAP file that dies before its plan is counted and named (test/rootclone.sh)" suite_script test/rootclone.sh
+suite demo    pg15        server "the demo (test/demo.sh) on the test build: it runs to its end and says what is true — answers near the true values of the same bounding, balanced data, charges as explained, refused queries with their SQL, readable numbers (test/demo_check.sh)" suite_script test/demo_check.sh
 suite package pg15        server "META.json; the Debian package built, installed into the system's PostgreSQL 15, make installcheck against it (test/package.sh)" suite_package
 
 packages tap  pgbouncer prometheus-postgres-exporter	# t/095_pgbouncer.pl, t/090_monitoring.pl
