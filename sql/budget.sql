@@ -97,8 +97,14 @@ SELECT * FROM dp_test.since_mark('dp_ana');
 
 -- the analyst sees its own budget and ledger rows, nothing else, and writes nothing
 SET ROLE dp_ana;
+-- (exactly: dp_pg.budget_rows(); dp_pg.my_budget shows them to six significant digits)
 SELECT role, epsilon_limit, round(epsilon_spent::numeric, 9) AS epsilon_spent,
-       round(epsilon_remaining::numeric, 9) AS epsilon_remaining, charges, accounting FROM dp_pg.my_budget;
+       round(epsilon_remaining::numeric, 9) AS epsilon_remaining, charges, accounting
+FROM dp_pg.budget_rows() WHERE role IN (SELECT dp_pg.charged_roles());
+SELECT m.epsilon_spent = dp_pg.display_round(b.epsilon_spent) AS spent_shown_rounded,
+       m.epsilon_remaining = dp_pg.display_round(b.epsilon_remaining) AS remaining_shown_rounded,
+       m.epsilon_spent::text AS shown_spent
+FROM dp_pg.my_budget m JOIN dp_pg.budget_rows() b USING (role);
 SELECT count(*) AS rows_visible, bool_and(role = 'dp_ana'::regrole) AS own_only FROM dp_pg.ledger;
 SELECT count(*) AS budgets_visible FROM dp_pg.budgets;
 SELECT kind, epsilon, delta, detail -> 'sites' -> 0 ->> 'mechanism' AS mechanism,

@@ -13,7 +13,8 @@ SELECT (SELECT count(*) FROM pg_roles WHERE oid <> ALL (b.roles)) AS new_roles,
        (SELECT count(*) FROM dp_pg.ledger WHERE id > b.ledger_id AND role::oid <> ALL (b.roles)) AS new_ledger_rows,
        (SELECT count(*) FROM dp_pg.guard_refusals
          WHERE id > b.refusal_id AND (role::oid <> ALL (b.roles) OR as_role::oid <> ALL (b.roles))) AS new_refusals,
-       (SELECT count(*) FROM dp_pg.answer_cache WHERE NOT roles::oid[] <@ b.roles) AS new_answers
+       (SELECT count(*) FROM dp_pg.answer_cache
+         WHERE roles::oid[]::text || ' ' || released_at <> ALL (b.answers)) AS new_answers
 FROM public.dp_regress_before b;
 DROP TABLE public.dp_regress_before;
 SELECT current_database() <> current_setting('dp_pg.ledger_database') AS drop_db,

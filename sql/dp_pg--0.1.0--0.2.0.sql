@@ -619,3 +619,171 @@ CREATE FUNCTION dp_pg.total_date_sub(date, int4) RETURNS date
 	AS 'MODULE_PATHNAME', 'dp_total_date_sub' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_pg.total_date_diff(date, date) RETURNS int4
 	AS 'MODULE_PATHNAME', 'dp_total_date_diff' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Value domains of dates and times (src/guard/translate.c, DpColumnDomain):
+-- dp_pg.set_domain takes the bounds of a date, timestamp or timestamptz
+-- column as values of its type ('2024-01-01', or typed values), the bounds
+-- of min() / max() / percentile_disc of the column and of a synthetic twin's
+-- bins.  dp_pg.column_domains keeps them as seconds since 1970-01-01 00:00
+-- UTC (extract(epoch from ...); to_timestamp(lower) shows one).
+CREATE FUNCTION dp_pg.store_domain(tbl regclass, col name, lower numeric, upper numeric) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	IF lower IS NULL AND upper IS NULL THEN
+		DELETE FROM dp_pg.column_domains WHERE relid = tbl AND attname = col;
+		RETURN;
+	END IF;
+	IF lower IS NULL OR upper IS NULL OR lower = 'NaN' OR upper = 'NaN' OR lower IN ('Infinity', '-Infinity')
+	   OR upper IN ('Infinity', '-Infinity') OR lower > upper THEN
+		RAISE EXCEPTION 'a value domain needs finite bounds with lower <= upper (both NULL removes it)'
+			USING ERRCODE = '22023';
+	END IF;
+	INSERT INTO dp_pg.column_domains (relid, attname, lower, upper) VALUES (tbl, col, lower, upper)
+	ON CONFLICT (relid, attname) DO UPDATE SET lower = EXCLUDED.lower, upper = EXCLUDED.upper;
+END $$;
+COMMENT ON FUNCTION dp_pg.store_domain(regclass, name, numeric, numeric) IS
+	'dp_pg.set_domain''s store: a column''s value domain in dp_pg.column_domains (NULL, NULL removes it)';
+CREATE OR REPLACE FUNCTION dp_pg.set_domain(tbl regclass, col name, lower numeric, upper numeric) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	typ regtype;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.protected_tables WHERE relid = tbl) THEN
+		RAISE EXCEPTION 'table "%" is not protected', tbl USING ERRCODE = '22023';
+	END IF;
+	SELECT atttypid INTO typ FROM pg_attribute WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped;
+	IF typ IS NULL THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', col, tbl USING ERRCODE = '42703';
+	END IF;
+	IF typ IN ('date'::regtype, 'timestamp', 'timestamptz') THEN
+		RAISE EXCEPTION 'column "%" of "%" is of type %: its bounds are values of that type, not numbers', col, tbl, typ
+			USING ERRCODE = '42804',
+			HINT = format('For example SELECT dp_pg.set_domain(%L, %L, %L, %L);', tbl::text, col, '2024-01-01', '2024-12-31');
+	END IF;
+	IF typ NOT IN ('int2'::regtype, 'int4', 'int8', 'float4', 'float8', 'numeric') THEN
+		RAISE EXCEPTION 'column "%" of "%" is of type %, not a number, date or time', col, tbl, typ USING ERRCODE = '42804';
+	END IF;
+	PERFORM dp_pg.store_domain(tbl, col, lower, upper);
+END $$;
+COMMENT ON FUNCTION dp_pg.set_domain(regclass, name, numeric, numeric) IS
+	'declare (or with NULL, NULL remove) the value domain of a numeric column of a protected table: the bounds of plain sum() / avg() / min() / max()';
+-- bounds as text: numbers of a numeric column, dates and times of a date or time column
+-- (quoted literals resolve to this one: set_domain('visits', 'visit_date', '2024-01-01', '2024-12-31'))
+CREATE FUNCTION dp_pg.set_domain(tbl regclass, col name, lower text, upper text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	typ regtype;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.protected_tables WHERE relid = tbl) THEN
+		RAISE EXCEPTION 'table "%" is not protected', tbl USING ERRCODE = '22023';
+	END IF;
+	SELECT atttypid INTO typ FROM pg_attribute WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped;
+	IF typ IS NULL THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', col, tbl USING ERRCODE = '42703';
+	END IF;
+	IF typ IN ('int2'::regtype, 'int4', 'int8', 'float4', 'float8', 'numeric') THEN
+		PERFORM dp_pg.set_domain(tbl, col, lower::numeric, upper::numeric);
+	ELSIF typ = 'date'::regtype THEN
+		PERFORM dp_pg.store_domain(tbl, col, extract(epoch FROM lower::date), extract(epoch FROM upper::date));
+	ELSIF typ = 'timestamp'::regtype THEN
+		PERFORM dp_pg.store_domain(tbl, col, extract(epoch FROM lower::timestamp), extract(epoch FROM upper::timestamp));
+	ELSIF typ = 'timestamptz'::regtype THEN
+		PERFORM dp_pg.store_domain(tbl, col, extract(epoch FROM lower::timestamptz), extract(epoch FROM upper::timestamptz));
+	ELSE
+		RAISE EXCEPTION 'column "%" of "%" is of type %, not a number, date or time', col, tbl, typ USING ERRCODE = '42804';
+	END IF;
+END $$;
+COMMENT ON FUNCTION dp_pg.set_domain(regclass, name, text, text) IS
+	'declare (or with NULL, NULL remove) the value domain of a number, date or time column of a protected table, its bounds written as values of the column''s type';
+-- typed dates and times (a date or timestamp argument is cast to this; a date column takes
+-- the date of a time in the session's TimeZone)
+CREATE FUNCTION dp_pg.set_domain(tbl regclass, col name, lower timestamptz, upper timestamptz) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	typ regtype;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.protected_tables WHERE relid = tbl) THEN
+		RAISE EXCEPTION 'table "%" is not protected', tbl USING ERRCODE = '22023';
+	END IF;
+	SELECT atttypid INTO typ FROM pg_attribute WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped;
+	IF typ IS NULL THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', col, tbl USING ERRCODE = '42703';
+	END IF;
+	IF typ = 'date'::regtype THEN
+		PERFORM dp_pg.store_domain(tbl, col, extract(epoch FROM lower::date), extract(epoch FROM upper::date));
+	ELSIF typ = 'timestamp'::regtype THEN
+		PERFORM dp_pg.store_domain(tbl, col, extract(epoch FROM lower::timestamp), extract(epoch FROM upper::timestamp));
+	ELSIF typ = 'timestamptz'::regtype THEN
+		PERFORM dp_pg.store_domain(tbl, col, extract(epoch FROM lower), extract(epoch FROM upper));
+	ELSE
+		RAISE EXCEPTION 'column "%" of "%" is of type %, not a date or time', col, tbl, typ USING ERRCODE = '42804';
+	END IF;
+END $$;
+COMMENT ON FUNCTION dp_pg.set_domain(regclass, name, timestamptz, timestamptz) IS
+	'declare (or with NULL, NULL remove) the value domain of a date or time column of a protected table';
+REVOKE EXECUTE ON FUNCTION dp_pg.store_domain(regclass, name, numeric, numeric),
+	dp_pg.set_domain(regclass, name, text, text), dp_pg.set_domain(regclass, name, timestamptz, timestamptz) FROM PUBLIC;
+
+-- Readable numbers (src/common/inspect.c, dp_display_round): the budget,
+-- ledger and release views show epsilon, delta, rho, noise and intervals to
+-- six significant digits (48.49999999896455 reads 48.5; an interval's ends
+-- and half-widths rounded outwards, so it still covers what it covered).  The
+-- values kept are unchanged, and the functions behind the views give them
+-- exactly: dp_pg.budget_rows(), dp_pg.ledger_rows(), dp_pg.last_release_rows(),
+-- dp_pg.answer_cache_rows().
+CREATE FUNCTION dp_pg.display_round(x float8, direction int4 DEFAULT 0) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_display_round' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.display_round(float8, int4) IS
+	'x to six significant digits, for display (direction 1 / -1: not below / not above x)';
+CREATE OR REPLACE VIEW dp_pg.budgets AS
+	SELECT b.role, b.epsilon_limit, b.delta_limit, b.rho_limit, dp_pg.display_round(b.epsilon_spent) AS epsilon_spent,
+		dp_pg.display_round(b.delta_spent) AS delta_spent, dp_pg.display_round(b.rho_spent) AS rho_spent,
+		dp_pg.display_round(b.epsilon_remaining) AS epsilon_remaining, b.charges, b.accounting,
+		b.max_epsilon_per_query, b.max_delta_per_query, b.max_rho_per_query
+	FROM dp_pg.budget_rows() b;
+COMMENT ON VIEW dp_pg.budgets IS
+	'one row per role with a budget (non-superusers: their own roles only); spent and remaining to six significant digits (exactly: dp_pg.budget_rows())';
+CREATE OR REPLACE VIEW dp_pg.my_budget AS
+	SELECT b.role, b.epsilon_limit, b.delta_limit, b.rho_limit, dp_pg.display_round(b.epsilon_spent) AS epsilon_spent,
+		dp_pg.display_round(b.delta_spent) AS delta_spent, dp_pg.display_round(b.rho_spent) AS rho_spent,
+		dp_pg.display_round(b.epsilon_remaining) AS epsilon_remaining, b.charges, b.accounting,
+		b.max_epsilon_per_query, b.max_delta_per_query, b.max_rho_per_query
+	FROM dp_pg.budget_rows() b WHERE b.role IN (SELECT dp_pg.charged_roles());
+COMMENT ON VIEW dp_pg.my_budget IS
+	'the budgets the current user''s queries are charged to; spent and remaining to six significant digits';
+CREATE OR REPLACE VIEW dp_pg.ledger AS
+	SELECT l.id, l.role, l.kind, l.charged_at, l.requested_by, l.query, dp_pg.display_round(l.epsilon) AS epsilon,
+		dp_pg.display_round(l.delta) AS delta, dp_pg.display_round(l.rho) AS rho, l.rdp, l.detail
+	FROM dp_pg.ledger_rows() l;
+COMMENT ON VIEW dp_pg.ledger IS
+	'one row per charge and budget change, from any database (non-superusers: their own roles only); epsilon, delta and rho to six significant digits (exactly, for exports: dp_pg.ledger_rows())';
+CREATE OR REPLACE VIEW dp_pg.last_releases AS
+	SELECT r.site, r.aggregate, r.mechanism, dp_pg.display_round(r.noise_sd) AS noise_sd,
+		dp_pg.display_round(r.ci95_halfwidth, 1) AS ci95_halfwidth, dp_pg.display_round(r.epsilon) AS epsilon,
+		dp_pg.display_round(r.delta) AS delta, dp_pg.display_round(r.rho) AS rho, r.from_cache, r.released_at, r.value,
+		dp_pg.display_round(r.ci95_lower, -1) AS ci95_lower, dp_pg.display_round(r.ci95_upper, 1) AS ci95_upper,
+		dp_pg.display_round(r.ci95_rank_halfwidth, 1) AS ci95_rank_halfwidth, r.note
+	FROM dp_pg.last_release_rows() r;
+COMMENT ON VIEW dp_pg.last_releases IS
+	'the error bar of each value the session''s last dp query released: the closed 95% interval [answer - h, answer + h] of the noise (h = ci95_halfwidth), an average''s own [ci95_lower, ci95_upper], a quantile''s rank interval; note says what each covers (clamping and unit bounding are in none); six significant digits, intervals rounded outwards (exactly: dp_pg.last_release_rows())';
+CREATE OR REPLACE VIEW dp_pg.answer_cache AS
+	SELECT a.roles, d.datname AS database, a.released_at, a.last_served, a.nrows, a.bytes,
+		dp_pg.display_round(a.epsilon) AS epsilon, dp_pg.display_round(a.delta) AS delta, a.query
+	FROM dp_pg.answer_cache_rows() a LEFT JOIN pg_catalog.pg_database d ON d.oid = a.database;
+COMMENT ON VIEW dp_pg.answer_cache IS
+	'the kept answers of every budget set (superusers and monitoring roles without a budget): served again uncharged to the same budgets until a table they read changes; epsilon and delta to six significant digits';
+
+-- CREATE EXTENSION without the preload warns at once (src/common/agg_common.c):
+-- every dp aggregate, the query guard and the ledger stay off until
+-- shared_preload_libraries has dp_pg and the server restarted.
+CREATE FUNCTION dp_pg.preloaded() RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_preloaded' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.preloaded() IS
+	'whether this server loaded dp_pg through shared_preload_libraries (without it nothing is answered)';
+DO $$
+BEGIN
+	IF NOT dp_pg.preloaded() THEN
+		RAISE WARNING 'dp_pg is not in shared_preload_libraries: its dp aggregates, query guard and ledger stay off until it is'
+			USING HINT = 'Add dp_pg to shared_preload_libraries in postgresql.conf and restart the server (docs/dba.md, "Installing by hand").';
+	END IF;
+END $$;

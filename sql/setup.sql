@@ -2,7 +2,9 @@
 -- First test of `make installcheck`: the server is ready for the suite, and
 -- what exists before it runs is written down, so that the last test
 -- (cleanup.sql) can check that the suite left nothing behind: no role, no
--- budget, no ledger row, no refused query, no kept answer.
+-- budget, no ledger row, no refused query, no kept answer (the answers kept
+-- before it are written down as they are: a server may hold those of roles
+-- dropped before dp_pg forgot them with the role).
 --
 -- dp_pg is preloaded and its ledger (in dp_pg.ledger_database) is ready
 SELECT dp_pg.ledger_status();
@@ -15,4 +17,5 @@ ALTER DATABASE :"DBNAME" SET dp_pg.answer_cache = off;
 CREATE TABLE public.dp_regress_before AS
 SELECT (SELECT array_agg(oid) FROM pg_roles) AS roles,
        (SELECT coalesce(max(id), 0) FROM dp_pg.ledger) AS ledger_id,
-       (SELECT coalesce(max(id), 0) FROM dp_pg.guard_refusals) AS refusal_id;
+       (SELECT coalesce(max(id), 0) FROM dp_pg.guard_refusals) AS refusal_id,
+       (SELECT coalesce(array_agg(roles::oid[]::text || ' ' || released_at), '{}') FROM dp_pg.answer_cache) AS answers;

@@ -50,6 +50,9 @@
 #                                apart from the Debian packages; see
 #                                docs/development.md, "Timing")
 #   DP_KEEP_SCRATCH=1            keep the scratch directory (every job's log)
+#   DP_HISTORY=FILE              this machine's job times, which order the
+#                                next run (default: under DP_TEST_PGROOT's
+#                                builds directory)
 # Ports: the pg15 leg uses DP_PORT (default 55432) .. +199, the newest leg
 # DP_PORT + 200 .. +399 (fuzz +38, BI +40/+41, attack corpus +50, further
 # script suites +100 + 10 k, in each leg).
@@ -100,6 +103,8 @@ suite tap     pg15,newest server "TAP files (test/t) side by side: restarts, cra
 suite fuzz    pg15,newest server "sqlsmith as a hostile analyst (test/fuzz), then its positive control" suite_fuzz
 suite exprfuzz pg15,newest server "the expression fuzzer: random accepted row expressions on rows made to break them never fail where they succeed on an empty table (test/fuzz/exprfuzz.sh), then its positive control" suite_script test/fuzz/exprfuzz.sh
 suite bi      pg15,newest server "BI tools' SQL through their drivers and generators (test/bi/run.sh)" suite_script test/bi/run.sh
+suite rootclone pg15      server "the test command from a clone only root can enter (/root is 0700): it runs from a copy the postgres user can read, and a TAP file that dies before its plan is counted and named (test/rootclone.sh)" suite_script test/rootclone.sh
+suite demo    pg15        server "the demo (test/demo.sh) on the test build: it runs to its end and says what is true — answers near the true values of the same bounding, balanced data, charges as explained, refused queries with their SQL, readable numbers (test/demo_check.sh)" suite_script test/demo_check.sh
 suite package pg15        server "META.json; the Debian package built, installed into the system's PostgreSQL 15, make installcheck against it (test/package.sh)" suite_package
 
 packages tap  pgbouncer prometheus-postgres-exporter	# t/095_pgbouncer.pl, t/090_monitoring.pl
@@ -168,21 +173,62 @@ leg_env() {
 	PGXS_DIR=$(dirname "$("$DP_PG_CONFIG" --pgxs)")/../..
 }
 
-# Record a result of the job: name, passed, failed.
+# Record a result of the job: name, passed, failed (and the test files of
+# it that stopped before their plan: their number, their names in $5).
 record() {
-	echo "$LABEL$1 $2 $3" >>"$COUNTS"
+	echo "$LABEL$1 $2 $3 ${4:-0}" >>"$COUNTS"
+	[ "${4:-0}" = 0 ] || echo "$LABEL$1: ${5:-}" >>"$COUNTS.noplan"
 }
 
-# Count results of a prove run from its output file: sets P and F.
+# Count results of a prove run from its output file: sets P, F, and NOPLAN /
+# NOPLAN_FILES (the test files that stopped before their plan).  From prove's
+# "Test Summary Report": a failed test counts once; a file that planned N
+# tests and ran fewer counts the missing ones as failed; a file that died
+# before printing a plan (a Perl script it could not open, a BAIL_OUT before
+# the plan) ran an unknown number of tests: it counts as one failure and is
+# named (NOPLAN), so the run's last line tells that tests did not run; any
+# other non-zero exit or parse error of a file with no failure counts one.
 prove_counts() {
-	local out=$1 tests failed
-	tests=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$out" | tail -1)
-	failed=$(sed -n 's/.*Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' "$out" | awk '{s+=$1} END {print s+0}')
-	tests=${tests:-0}
-	# a test program that died without a plan counts as one failure
-	if ! grep -q '^Result: PASS' "$out" && [ "$failed" = 0 ]; then failed=1; fi
-	P=$((tests - failed)); [ $P -lt 0 ] && P=0
-	F=$failed
+	local out=$1 res
+	res=$(awk '
+		function flush() {
+			if (cur == "") return
+			fe = f + missing
+			if (noplan) { fe += 1; np++; npf = npf (npf == "" ? "" : " ") cur }
+			if (fe == 0 && (nonzero || perr)) fe = 1
+			failed_tests += f; failed += fe; cur = ""
+		}
+		/^Test Summary Report/ { insum = 1; next }
+		insum && /^[^ ].*\(Wstat: / {
+			flush()
+			cur = $1; sub(/^.*\//, "", cur)
+			f = $0; sub(/.* Failed: /, "", f); sub(/\).*/, "", f); f += 0
+			missing = 0; noplan = 0; nonzero = 0; perr = 0
+			next
+		}
+		insum && /^  / && cur != "" {
+			if ($0 ~ /No plan found/) noplan = 1
+			else if ($0 ~ /Bad plan/) {
+				pl = $0; sub(/.*planned /, "", pl); sub(/ tests.*/, "", pl)
+				rn = $0; sub(/.* but ran /, "", rn); sub(/\..*/, "", rn)
+				if (pl - rn > 0) missing = pl - rn
+			} else if ($0 ~ /Parse errors/) perr = 1
+			if ($0 ~ /Non-zero (exit|wait) status/) nonzero = 1
+			next
+		}
+		/^Files=[0-9]+, Tests=[0-9]+/ {
+			flush(); insum = 0; files = 1
+			t = $0; sub(/^Files=[0-9]+, Tests=/, "", t); sub(/,.*/, "", t); tests = t + 0
+		}
+		/^Result: PASS/ { pass = 1 }
+		END {
+			flush()
+			if (!files) { tests = 0; failed_tests = 0; if (failed == 0) failed = 1 }
+			else if (!pass && failed == 0) failed = 1
+			p = tests - failed_tests; if (p < 0) p = 0
+			print p, failed + 0, np + 0, npf
+		}' "$out")
+	read -r P F NOPLAN NOPLAN_FILES <<<"$res"
 }
 
 # Count results of a pg_regress run from its output file: sets P and F.
@@ -247,7 +293,7 @@ suite_c() {
 	mkdir -p "$tapdir"
 	(cd "$dir/test/$name" && prove --timer -j"$NCPU" --exec "bash $SELF --tee-tap $tapdir" bin/test_*) 2>&1 | tee "$SCRATCH/$name.out"
 	prove_counts "$SCRATCH/$name.out"
-	LABEL="" record "$rname" $P $F
+	LABEL="" record "$rname" $P $F $NOPLAN "$NOPLAN_FILES"
 	[ "$F" = 0 ] && return
 	# the reason of each failing program's first failure
 	for t in $(sed -n 's/^\(bin\/test_[a-z0-9_]*\) .*(Wstat.*/\1/p' "$SCRATCH/$name.out"); do
@@ -316,7 +362,7 @@ suite_tap() {
 		prove --timer -j"$TAP_JOBS" \
 		--exec "perl $DP_ROOT/test/timed.pl $SCRATCH/tap/times/ perl -I $PGXS_DIR/src/test/perl -I t" \
 		$(ls t/*.pl | grep -E "${DP_TAP_ONLY:-.}")) 2>&1 | tee "$SCRATCH/tap.out"
-	prove_counts "$SCRATCH/tap.out"; record tap $P $F
+	prove_counts "$SCRATCH/tap.out"; record tap $P $F $NOPLAN "$NOPLAN_FILES"
 	# UBSan's reports in the nodes' logs (it writes them to stderr)
 	if [ -n "${DP_SANITIZER_REPORTS:-}" ]; then
 		for f in $(grep -l 'runtime error:' "$SCRATCH"/tap/tmp_check/log/*.log 2>/dev/null); do
@@ -530,12 +576,72 @@ rank() {
 	echo "$t $j"
 }
 
-# Stop the jobs still running (an interrupted run) and remove the scratch.
+# Stop the jobs still running (an interrupted run) and remove the scratch
+# (and the copy of the tree this run ran from, if it made one).
 cleanup() {
 	local j
 	for j in "${!PIDS[@]}"; do kill "${PIDS[$j]}" 2>/dev/null; done
 	[ -n "${DP_KEEP_SCRATCH:-}" ] || rm -rf "$RUN"
+	[ -z "${DP_KEEP_SCRATCH:-}" ] && [ "${DP_SRC_COPY:-}" = "$DP_ROOT" ] && rm -rf "$DP_SRC_COPY"
+	return 0
 }
+
+# Can the postgres user read the tree in $1 (what its jobs read there)?
+pg_reads_tree() {
+	runuser -u postgres -- sh -c 'test -r "$1/test/timed.pl" && test -r "$1/test/t/tests.conf" &&
+		test -x "$1/test/t" && test -r "$1/test/attack/README.md"' sh "$1" 2>/dev/null
+}
+
+# Why the postgres user cannot read the tree in $1, in a few words.
+why_unreadable() {
+	local d="" part
+	for part in $(echo "$1" | tr / ' '); do
+		d="$d/$part"
+		runuser -u postgres -- test -x "$d" 2>/dev/null ||
+			{ echo "it cannot enter $d (mode $(stat -c %a "$d"), owner $(stat -c %U "$d"))"; return; }
+	done
+	echo "it cannot read files in it (test/timed.pl: mode $(stat -c %a "$1/test/timed.pl" 2>/dev/null || echo unknown))"
+}
+
+# The servers, and the TAP files beside them, run as the postgres user (the
+# server refuses to run as root), and the TAP files read this tree (timed.pl,
+# test/t, the attack corpus, docs/postgres_exporter.yaml).  A root user's
+# clone that the postgres user cannot read (in /root, which is 0700; or made
+# under umask 077) is copied to a scratch directory it can read, and the run
+# goes on from there (the copy is removed at the end); if even that cannot
+# be read, the run stops at once, saying why and what to do.
+run_from_readable_tree() {
+	local copy why commit
+	[ "$(id -u)" = 0 ] || return 0
+	if ! id -u postgres >/dev/null 2>&1; then
+		# a fresh machine: the postgres user comes with the server's package
+		dp_install_deps || return 0
+		id -u postgres >/dev/null 2>&1 || return 0
+	fi
+	pg_reads_tree "$DP_ROOT" && return 0
+	why=$(why_unreadable "$DP_ROOT")
+	copy=$(mktemp -d "${TMPDIR:-/tmp}/dp_pg-src.XXXXXX") && chmod 755 "$copy" || copy=""
+	if [ -n "$copy" ]; then
+		if git -C "$DP_ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+			# the work tree as it is (uncommitted changes included), without what git ignores
+			(cd "$DP_ROOT" && git ls-files -z --cached --others --exclude-standard |
+				while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+				tar --null -T - -cf -) | tar -C "$copy" -xf -
+			commit=$(git -C "$DP_ROOT" rev-parse --short HEAD 2>/dev/null)
+		else
+			dp_sync_tree "$copy"
+		fi
+		chmod -R a+rX "$copy"
+	fi
+	if [ -z "$copy" ] || ! pg_reads_tree "$copy"; then
+		[ -n "$copy" ] && rm -rf "$copy"
+		echo "dp_pg: the test servers run as the postgres user, which cannot read $DP_ROOT ($why), nor a copy of it in ${TMPDIR:-/tmp}: clone dp_pg into a directory it can enter (e.g. /opt/dp_pg) and run bash test/all.sh there"
+		exit 1
+	fi
+	echo "=== the postgres user cannot read $DP_ROOT ($why): running from a copy the test servers can read, $copy (removed at the end)"
+	exec env DP_SRC_COPY="$copy" DP_SRC_COMMIT="${DP_SRC_COMMIT:-$commit}" bash "$copy/test/all.sh" "$@"
+}
+
 
 # One line of the timing table: job, wall, CPU, result.
 timing_line() {
@@ -564,13 +670,20 @@ report_job() {
 	echo
 	echo "=== [$leg] $name — $(job_what "$name") (started $(date -d @"${STARTED[$j]}" +%T))"
 	cat "$JOBDIR/$leg-$name.log"
-	while read -r n p f; do
+	while read -r n p f d; do
 		[ -n "$n" ] || continue
+		d=${d:-0} note=""
+		[ "$d" = 0 ] || note=" ($d of them test files that stopped before their plan)"
 		total_passed=$((total_passed + p))
 		total_failed=$((total_failed + f))
-		summary="$summary$(printf '  %-22s %5d passed, %d failed' "$n" "$p" "$f")"$'\n'
-		counts="$counts${counts:+; }$n $p passed, $f failed"
+		total_noplan=$((total_noplan + d))
+		summary="$summary$(printf '  %-22s %5d passed, %d failed%s' "$n" "$p" "$f" "$note")"$'\n'
+		counts="$counts${counts:+; }$n $p passed, $f failed$note"
 	done <"$JOBDIR/$leg-$name.counts"
+	if [ -s "$JOBDIR/$leg-$name.counts.noplan" ]; then
+		sed 's/^/stopped before their plan (their tests did not run): /' "$JOBDIR/$leg-$name.counts.noplan"
+		noplan_lines="$noplan_lines$(cat "$JOBDIR/$leg-$name.counts.noplan")"$'\n'
+	fi
 	if [ -z "$counts" ]; then
 		counts="no result (exit status $rc)"
 		total_failed=$((total_failed + 1))
@@ -687,7 +800,7 @@ report_timing() {
 	[ -n "${DP_TIMING:-}" ] || return 0
 	{
 		echo
-		echo "### $(date '+%F %T'), commit $(git -C "$DP_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), legs $LEGS, $NCPU cores, load average $LOAD_START at the start"
+		echo "### $(date '+%F %T'), commit ${DP_SRC_COMMIT:-$(git -C "$DP_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}, legs $LEGS, $NCPU cores, load average $LOAD_START at the start"
 		echo
 		echo "| job | wall s | CPU s | result |"
 		echo "|---|---:|---:|---|"
@@ -711,6 +824,7 @@ run_all() {
 	LEGS=${DP_TEST_LEGS:-pg15 newest}
 	[ "${DP_TEST_NEWPG:-1}" = 1 ] || LEGS=${LEGS//newest/}
 	LEGS=$(echo $LEGS)
+	run_from_readable_tree "$@"
 
 	RUN=$(dp_scratch dp_pg-run)
 	export RUN DP_RUN_LEGS=$LEGS
@@ -780,18 +894,25 @@ run_all() {
 	echo
 	echo "=== dp_pg test summary ($("$SYSBIN/pg_config" --version)${QUICK:+; --quick: build, unit, regress and isolation on PostgreSQL 15 only})"
 	printf '%s' "$summary"
-	echo "total: $total_passed passed, $total_failed failed"
+	if [ "$total_noplan" != 0 ]; then
+		printf 'stopped before their plan (their tests did not run; each counted as one failure):\n%s' "$noplan_lines" | sed '2,$s/^/  /'
+		echo "total: $total_passed passed, $total_failed failed, $total_noplan of them test files that stopped before their plan: their tests did not run"
+	else
+		echo "total: $total_passed passed, $total_failed failed"
+	fi
 	[ "$total_failed" = 0 ]
 }
 
 ORDER="tap bi package fuzz stat regress unit layout"
-HISTORY=$BUILDS/timings
+HISTORY=${DP_HISTORY:-$BUILDS/timings}
 declare -A PIDS STARTED LONG
 JOBS=()
 PKG_JOB=""
 TIMING=""
 total_passed=0
 total_failed=0
+total_noplan=0
+noplan_lines=""
 summary=""
 run_all "$@"
 exit

@@ -15,16 +15,29 @@
 
 #include <unistd.h>
 
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "agg_common.h"
+
+PG_FUNCTION_INFO_V1(dp_preloaded);
 
 /* True when the library was loaded by shared_preload_libraries (set by _PG_init). */
 bool		dp_pg_preloaded = false;
 
 static DpRng *backend_rng = NULL;
 static pid_t backend_rng_pid = 0;
+
+/*
+ * dp_pg.preloaded(): whether this server loaded dp_pg through
+ * shared_preload_libraries (CREATE EXTENSION warns at once when it did not).
+ */
+Datum
+dp_preloaded(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(dp_pg_preloaded);
+}
 
 /* Failure handler of the numeric core: turn it into an ERROR. */
 static void

@@ -35,6 +35,45 @@ PG_FUNCTION_INFO_V1(dp_inspect_renyi);
 PG_FUNCTION_INFO_V1(dp_inspect_zcdp_epsilon);
 PG_FUNCTION_INFO_V1(dp_noise_stddev);
 PG_FUNCTION_INFO_V1(dp_confidence_interval);
+PG_FUNCTION_INFO_V1(dp_display_round);
+
+#define DP_DISPLAY_DIGITS 6		/* significant digits of the views' readable numbers */
+
+/*
+ * dp_pg.display_round(x float8, direction int4 DEFAULT 0): x to
+ * DP_DISPLAY_DIGITS significant digits, for the budget, ledger and release
+ * views (48.49999999896455 reads 48.5): the nearest such number, or with
+ * direction 1 / -1 the nearest one not below / not above x (an interval's
+ * ends rounded outwards).  0, infinities and NaN stay as they are.  Display
+ * only: the functions behind the views (dp_pg.budget_rows() and the others)
+ * give the exact values.
+ */
+Datum
+dp_display_round(PG_FUNCTION_ARGS)
+{
+	double		x = PG_GETARG_FLOAT8(0);
+	int32		dir = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+	char		buf[64];
+	double		r;
+
+	if (x == 0.0 || !isfinite(x))
+		PG_RETURN_FLOAT8(x);
+	snprintf(buf, sizeof(buf), "%.*e", DP_DISPLAY_DIGITS - 1, x);
+	r = strtod(buf, NULL);
+	if ((dir > 0 && r < x) || (dir < 0 && r > x))
+	{
+		/* one unit of the last shown digit outwards, shown again */
+		int			e = atoi(strchr(buf, 'e') + 1);
+
+		r += (dir > 0 ? 1.0 : -1.0) * pow(10.0, e - (DP_DISPLAY_DIGITS - 1));
+		snprintf(buf, sizeof(buf), "%.*e", DP_DISPLAY_DIGITS - 1, r);
+		r = strtod(buf, NULL);
+		/* (a step that the printing rounds back: keep x itself) */
+		if ((dir > 0 && r < x) || (dir < 0 && r > x))
+			r = x;
+	}
+	PG_RETURN_FLOAT8(r);
+}
 
 /* ERROR 22023 unless lo < v <= hi (lo <= v when lo_inclusive), v finite. */
 static void

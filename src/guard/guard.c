@@ -530,9 +530,13 @@ DpGuardCountedQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 	if (reads == 2)
 		reads -= DpUnitJoinReads(q, prot);
 	if (reads > 1)
+	{
+		const char *join = DpUnitJoinHint(q, prot);
+
 		DpGuardRefuseHint("a dp query reads exactly one protected table, once",
 						  "Subqueries, CTEs, set operations and self-joins could release rows or a second result.",
-						  "Ask each protected table in a query of its own.");
+						  join != NULL ? join : "Ask each protected table in a query of its own.");
+	}
 	DpGuardDpQuery(q, prot, check, depth);
 }
 

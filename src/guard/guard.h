@@ -96,7 +96,8 @@ extern bool DpConstValue(Const *c, Oid coltype, double *v);
  * The value domain of column attno of relid (translate.c): its CHECK
  * constraints (conjuncts "column op constant", op one of < <= > >= =, the
  * constants read by DpConstValue for coltype) intersected with
- * dp_pg.set_domain's bounds.  False if either end is unbounded.
+ * dp_pg.set_domain's bounds (a date or time column's in its own units: days
+ * or microseconds since 2000).  False if either end is unbounded.
  */
 extern bool DpColumnDomain(Oid relid, AttrNumber attno, Oid coltype, double *lo, double *hi);
 
@@ -601,6 +602,9 @@ extern void DpUnitJoinBound(DpShape *shape, DpUnitBound *ub);
 
 /* 1 if a query level reads two different protected tables side by side (a candidate unit join), else 0. */
 extern int	DpUnitJoinReads(Query *q, List *prot);
+
+/* The hint naming the join on the unit for a filter by a second protected table's subquery, or NULL. */
+extern const char *DpUnitJoinHint(Query *q, List *prot);
 
 /* ------------------------------------------------------------------------
  * guard.c — the planner hook's two halves

@@ -893,7 +893,25 @@ typedef struct DpReleaseCheck
 	DpRowContext row;
 	DpProtected *prot;			/* the protected table, at prot_rti */
 	int			prot_rti;
+	bool		browsing;		/* no aggregate, no GROUP BY: rows asked for */
 } DpReleaseCheck;
+
+/*
+ * The hint of a query that asks for rows (no aggregate, no GROUP BY): the
+ * accepted form of browsing is a synthetic twin (synth/), or dp aggregates.
+ */
+static const char *
+DpBrowsingHint(DpProtected *prot)
+{
+	const char *rel = quote_qualified_identifier(get_namespace_name(get_rel_namespace(prot->relid)),
+												 get_rel_name(prot->relid));
+
+	return psprintf("To browse rows, make a synthetic twin once and read it freely: "
+					"SELECT dp_pg.synthesize('%s', 'pg_temp.%s', 'laplace(epsilon=1)') (charged once; "
+					"analyst's guide, \"Synthetic twins\").  To count, use dp aggregates: "
+					"SELECT <column>, dp_count(*) FROM %s GROUP BY <column>.",
+					rel, quote_identifier(psprintf("%s_twin", get_rel_name(prot->relid))), rel);
+}
 
 /* The argument positions of a dp aggregate that must be constant for the query. */
 static bool
@@ -1045,6 +1063,7 @@ DpCheckReleasedWalker(Node *node, DpReleaseCheck *cxt)
 			return false;		/* a GROUP BY key: released as a key */
 		DpGuardRefuseHint("table columns may only appear inside dp aggregates or as GROUP BY keys",
 						  "Selecting, filtering or ordering by another column would release it.",
+						  cxt->browsing && cxt->prot != NULL ? DpBrowsingHint(cxt->prot) :
 						  "Put the column inside a dp aggregate or in GROUP BY.");
 	}
 	if (IsA(node, WindowFunc) && DpKindOfAggregate(((WindowFunc *) node)->winfnoid) != NULL)
@@ -1193,6 +1212,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	cxt.row.rtable = q->rtable;
 	cxt.prot = target;
 	cxt.prot_rti = shape->prot_rti;
+	cxt.browsing = !q->hasAggs && q->groupClause == NIL && q->groupingSets == NIL;
 
 	/* row predicates of WHERE and every join (constants computed now); each public table on a unique key */
 	cxt.row.where = "the WHERE or JOIN clause";
@@ -1284,6 +1304,7 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	}
 	if (cxt.ndp == 0 && q->groupClause == NIL)
 		DpGuardRefuseHint("a query on a protected table must release only dp aggregates", "Raw rows are never released.",
+						  cxt.browsing ? DpBrowsingHint(target) :
 						  "Select dp aggregates and GROUP BY keys: SELECT region, dp_count(*) FROM t GROUP BY region.");
 	shape->ndp = cxt.ndp;
 }

@@ -259,6 +259,26 @@ DpColumnDomain(Oid relid, AttrNumber attno, Oid coltype, double *lo, double *hi)
 	table_close(rel, AccessShareLock);
 	if (DpDeclaredDomain(relid, attname, &dlo, &dhi))
 	{
+		/*
+		 * a date or time column's domain is kept in seconds since 1970
+		 * (dp_pg.set_domain): in the column's own units, days of a date and
+		 * microseconds of a time since 2000 (those of its CHECK constants),
+		 * a date's rounded inwards
+		 */
+		switch (get_atttype(relid, attno))
+		{
+			case DATEOID:
+				dlo = ceil(dlo / SECS_PER_DAY) - (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE);
+				dhi = floor(dhi / SECS_PER_DAY) - (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE);
+				break;
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+				dlo = (dlo - (double) SECS_PER_DAY * (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * USECS_PER_SEC;
+				dhi = (dhi - (double) SECS_PER_DAY * (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * USECS_PER_SEC;
+				break;
+			default:
+				break;
+		}
 		*lo = Max(*lo, dlo);
 		*hi = Min(*hi, dhi);
 	}
@@ -496,6 +516,39 @@ DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 }
 
 /*
+ * min / max / percentile_disc of a date or time column x: ERROR saying how
+ * to declare its value domain if it has none (no CHECK bounds, no declared
+ * domain, no public keys).  Other expressions of dates are left to bounds.c.
+ */
+static void
+DpTimeDomainCheck(DpTranslate *t, Expr *x, const char *agg)
+{
+	Var		   *v = (Var *) DpStrip(DpFlattenJoinAliasVars(t->q, copyObject((Node *) x)));
+	const char *rel;
+	const char *col;
+	double		lo,
+				hi;
+
+	if (!IsA(v, Var) || v->varlevelsup != 0 || v->varno != t->prot_rti || v->varattno <= 0)
+		return;
+	col = get_attname(t->prot->relid, v->varattno, false);
+	if (DpColumnDomain(t->prot->relid, v->varattno, v->vartype, &lo, &hi) ||
+		DpPublicKeys(t->prot->relid, col) != NULL)
+		return;
+	rel = quote_qualified_identifier(get_namespace_name(get_rel_namespace(t->prot->relid)),
+									 get_rel_name(t->prot->relid));
+	DpGuardRefuseHint(psprintf("%s(%s) needs a value domain for column \"%s\"", agg, col, col),
+					  psprintf("A dp %s of a %s is a quantile over the values the column can take: its first and last "
+							   "possible %s must be known.", agg, format_type_be(v->vartype),
+							   v->vartype == DATEOID ? "dates" : "times"),
+					  psprintf("A DBA declares them with SELECT dp_pg.set_domain('%s', '%s', '<first>', '<last>'), "
+							   "%s in quotes such as '%s'; or the table's owner adds "
+							   "CHECK (%s BETWEEN '<first>' AND '<last>') to \"%s\"; or declare the column's public keys.",
+							   rel, col, v->vartype == DATEOID ? "dates" : "times",
+							   v->vartype == DATEOID ? "2024-01-01" : "2024-01-01 00:00", quote_identifier(col), rel));
+}
+
+/*
  * percentile_cont / percentile_disc (q) WITHIN GROUP (ORDER BY x), min(x),
  * max(x) of a numeric column: dp_quantile(x::float8, q, lower, upper) over
  * the column's value domain with the default mechanism (q = 0 for min, 1 for
@@ -535,6 +588,7 @@ DpTranslateQuantile(DpTranslate *t, Aggref *a, Expr *q, const char *agg)
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
 			/* a date or time as days or seconds, over its domain or public keys (bounds.c) */
+			DpTimeDomainCheck(t, x, agg);
 			x = DpTimeAsNumber(x, t->q->rtable, &lo, &hi);
 			break;
 		default:

@@ -48,6 +48,9 @@
  */
 #include "postgres.h"
 
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
 #include "guard/guard.h"
@@ -151,4 +154,104 @@ DpUnitJoinReads(Query *q, List *prot)
 			return DpUnitJoinReads(r->subquery, prot);
 	}
 	return n == 2 ? 1 : 0;
+}
+
+/* The one protected table q reads at its own level (its range table), or NULL; *rti its index. */
+static DpProtected *
+DpLevelProtected(Query *q, List *prot, int *rti)
+{
+	DpProtected *found = NULL;
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+		DpProtected *p;
+
+		i++;
+		if (r->rtekind == RTE_RELATION && (p = DpFindProtected(prot, r->relid)) != NULL)
+		{
+			if (found != NULL)
+				return NULL;
+			found = p;
+			*rti = i;
+		}
+	}
+	return found;
+}
+
+/* Name of table p, schema-qualified. */
+static const char *
+DpTableName(DpProtected *p)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(p->relid)), get_rel_name(p->relid));
+}
+
+/*
+ * The hint of a query refused for reading a second protected table in a
+ * WHERE subquery, when the join on the privacy unit is the accepted form of
+ * it: "WHERE person_id IN (SELECT id FROM people WHERE age > 30)" on visits
+ * is "visits JOIN people ON people.id = visits.person_id WHERE age > 30".
+ * NULL when the query is not such a filter (or neither table has a unit).
+ */
+const char *
+DpUnitJoinHint(Query *q, List *prot)
+{
+	int			rti = 0;
+	DpProtected *a = DpLevelProtected(q, prot, &rti);
+	List	   *conj;
+	ListCell   *lc;
+
+	if (a == NULL || q->jointree == NULL || q->jointree->quals == NULL)
+		return NULL;
+	conj = make_ands_implicit((Expr *) copyObject(q->jointree->quals));
+	foreach(lc, conj)
+	{
+		SubLink    *s = lfirst(lc);
+		Query	   *sub;
+		int			srti = 0;
+		DpProtected *b;
+		OpExpr	   *op;
+		Var		   *va;
+		TargetEntry *te;
+		Var		   *vb;
+		const char *an;
+		const char *bn;
+
+		if (!IsA(s, SubLink) || !IsA(s->subselect, Query) ||
+			(s->subLinkType != EXISTS_SUBLINK && s->subLinkType != ANY_SUBLINK))
+			continue;
+		sub = (Query *) s->subselect;
+		b = DpLevelProtected(sub, prot, &srti);
+		if (b == NULL || b->relid == a->relid || (!a->has_unit && !b->has_unit))
+			continue;
+		an = DpTableName(a);
+		bn = DpTableName(b);
+		/* column IN (SELECT column FROM b ...): the join on those two columns */
+		op = s->testexpr != NULL && IsA(s->testexpr, OpExpr) ? (OpExpr *) s->testexpr : NULL;
+		te = sub->targetList != NIL ? linitial_node(TargetEntry, sub->targetList) : NULL;
+		va = op != NULL && list_length(op->args) == 2 ? (Var *) strip_implicit_coercions(linitial(op->args)) : NULL;
+		vb = te != NULL ? (Var *) strip_implicit_coercions((Node *) te->expr) : NULL;
+		if (s->subLinkType == ANY_SUBLINK && op != NULL &&
+			(get_opname(op->opno) == NULL || strcmp(get_opname(op->opno), "=") != 0))
+			continue;			/* (x < ANY (...) is no join on the unit) */
+		if (s->subLinkType == ANY_SUBLINK && va != NULL && IsA(va, Var) && va->varlevelsup == 0 && va->varno == rti &&
+			va->varattno > 0 && vb != NULL && IsA(vb, Var) && vb->varlevelsup == 0 && vb->varno == srti && vb->varattno > 0)
+			return psprintf("Join the two tables on the privacy unit instead of a subquery: "
+							"... FROM %s JOIN %s ON %s.%s = %s.%s WHERE <the subquery's conditions> (a join pairs "
+							"each row with every matching row) — two protected tables joined on their shared "
+							"privacy unit are one release "
+							"(analyst's guide, \"Queries on protected tables\").",
+							an, bn, quote_identifier(get_rel_name(b->relid)),
+							quote_identifier(get_attname(b->relid, vb->varattno, false)),
+							quote_identifier(get_rel_name(a->relid)),
+							quote_identifier(get_attname(a->relid, va->varattno, false)));
+		return psprintf("Join the two tables on the privacy unit instead of a subquery: "
+						"... FROM %s JOIN %s ON <their privacy unit columns> WHERE <the subquery's conditions> (a join "
+						"pairs each row with every matching row) — two protected tables joined on their shared "
+						"privacy unit are one release "
+						"(analyst's guide, \"Queries on protected tables\").", an, bn);
+	}
+	return NULL;
 }

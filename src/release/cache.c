@@ -49,6 +49,8 @@
  * $PGDATA/dp_pg_answers/<budget set>/<key>.  Each budget set has its own
  * quota (dp_pg.answer_cache_size); beyond it its least recently used entries
  * go, so what one set's entries do never depends on another set's queries.
+ * The entries of a role go when a DROP ROLE of it commits (an OID may be
+ * given to a new role later).
  *
  The change trigger and the counts of data changes are changes.c's; the
  * error bars an entry keeps and the session's last release are bars.c's.
@@ -64,6 +66,7 @@
 
 #include "access/parallel.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "access/xlogrecovery.h"
 #include "catalog/dependency.h"
 #include "catalog/pg_namespace.h"
@@ -77,9 +80,11 @@
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "ledger.h"
 #include "release.h"
@@ -1338,10 +1343,64 @@ dp_clear_answer_cache(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(a.removed);
 }
 
+/*
+ * The answers of dropped roles.  A DROP ROLE notes the OIDs of the roles it
+ * drops; when its transaction is about to commit, the entries charged to
+ * those of them that are gone (not a DROP ROLE rolled back to a savepoint)
+ * are removed: nobody may be served them again, and a role made later may
+ * get the same OID.  Removing them before the commit is the safe direction
+ * (a commit that then fails leaves the role without its kept answers: its
+ * next identical query is charged again).
+ */
+static List *dropped_roles = NIL;	/* in TopTransactionContext */
+static bool dropped_callback = false;
+
+static void
+DpCacheXactCallback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (event == XACT_EVENT_PRE_COMMIT && dropped_roles != NIL)
+	{
+		foreach(lc, dropped_roles)
+		{
+			DpClearArg	a;
+
+			a.role = lfirst_oid(lc);
+			a.removed = 0;
+			if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(a.role)))
+				DpVisitEntries(DpEntryClear, &a, true);
+		}
+		dropped_roles = NIL;
+	}
+	else if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
+			 event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+		dropped_roles = NIL;
+}
+
 /* See release.h. */
 void
 DpCacheUtility(Node *stmt)
 {
+	if (stmt != NULL && IsA(stmt, DropRoleStmt) && IsTransactionState())
+	{
+		ListCell   *lc;
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		foreach(lc, ((DropRoleStmt *) stmt)->roles)
+		{
+			Oid			role = get_rolespec_oid(lfirst(lc), true);
+
+			if (OidIsValid(role))
+				dropped_roles = list_append_unique_oid(dropped_roles, role);
+		}
+		MemoryContextSwitchTo(old);
+		if (!dropped_callback)
+		{
+			RegisterXactCallback(DpCacheXactCallback, NULL);
+			dropped_callback = true;
+		}
+	}
 	if (stmt != NULL && IsA(stmt, DiscardStmt) && ((DiscardStmt *) stmt)->target == DISCARD_ALL)
 		DpBarsForget();
 	if (stmt != NULL &&

@@ -267,7 +267,8 @@ extern void DpBarsNoteValue(const DpCallSite *site, double value, double sd, dou
 
 /*
  * A utility statement is about to run: subscriptions' changes count as data
- * changes; DISCARD ALL forgets the session's last release.
+ * changes; DISCARD ALL forgets the session's last release; the kept answers
+ * of the roles a DROP ROLE drops go when it commits.
  */
 extern void DpCacheUtility(Node *stmt);
 

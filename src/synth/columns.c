@@ -312,16 +312,33 @@ SynthResolveColumns(Relation rel, ArrayType *columns, int bins, AttrNumber unit_
 
 	if (columns == NULL)
 	{
+		StringInfoData left;
+		int			nleft = 0;
+
+		initStringInfo(&left);
 		for (int i = 0; i < desc->natts; i++)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, i);
 			const char *why;
 
-			if (att->attisdropped || att->attnum == unit_attno)
+			if (att->attisdropped)
 				continue;
-			if (SynthColumnInit(rel, att, bins, &cols[n], &why))
+			if (att->attnum == unit_attno)
+				why = "the privacy unit, which identifies persons";
+			else if (SynthColumnInit(rel, att, bins, &cols[n], &why))
+			{
 				n++;
+				continue;
+			}
+			appendStringInfo(&left, "%s%s: %s", nleft > 0 ? "; " : "", quote_identifier(NameStr(att->attname)), why);
+			nleft++;
 		}
+		/* which columns the twin has is the caller's to know (the catalog says it), before anything is charged */
+		if (nleft > 0 && n > 0)
+			ereport(NOTICE,
+					(errmsg("the twin of \"%s\" leaves out %d column%s: %s", relname, nleft, nleft > 1 ? "s" : "", left.data),
+					 errhint("A column is in a twin with public keys (dp_pg.set_public_keys), or a value domain "
+							 "(a CHECK constraint or dp_pg.set_domain) for numbers, dates and timestamps; booleans need nothing.")));
 		if (n == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -413,6 +413,26 @@ SELECT g, g % 40,
 FROM generate_series(1, 200) g;
 RESET ROLE;
 SELECT dp_pg.protect('clinic.moments', 'person', 2, 3);
+-- class 11 (11_quantile.atk): value domains of dates and times declared by
+-- dp_pg.set_domain (quoted and typed bounds), over rows at the ends of every
+-- type's range and beyond the domains (id 2: the smallest, id 3: the
+-- largest, id 4: infinities), and one date only person 17 has
+SET ROLE atk_owner;
+CREATE TABLE clinic.dated (id int PRIMARY KEY, person int NOT NULL, d date, t timestamp, tz timestamptz);
+INSERT INTO clinic.dated
+SELECT g, g % 40,
+       CASE g WHEN 2 THEN date '4713-11-24 BC' WHEN 3 THEN date '5874897-12-31' WHEN 4 THEN date 'infinity'
+              WHEN 17 THEN date '1917-07-17' ELSE date '2024-01-01' + g END,
+       CASE g WHEN 2 THEN timestamp '4713-11-24 00:00 BC' WHEN 3 THEN timestamp '294276-12-31 23:59:59'
+              WHEN 4 THEN timestamp '-infinity' ELSE timestamp '2024-01-01' + g * interval '1 hour' END,
+       CASE g WHEN 2 THEN timestamptz '4713-11-24 00:00+00 BC' WHEN 3 THEN timestamptz '294276-12-31 23:59:59+00'
+              WHEN 4 THEN timestamptz 'infinity' ELSE timestamptz '2024-01-01' + g * interval '1 hour' END
+FROM generate_series(1, 200) g;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.dated', 'person', 2, 3);
+SELECT dp_pg.set_domain('clinic.dated', 'd', '2024-01-01', '2024-12-31');
+SELECT dp_pg.set_domain('clinic.dated', 't', timestamp '2024-01-01', timestamp '2024-02-01');
+SELECT dp_pg.set_domain('clinic.dated', 'tz', '2024-01-01 00:00+00', '2024-02-01 00:00+00');
 -- class 12 (12_keys.atk): twin spellings.  Person 1's row, stored first so
 -- that every aggregation meets it first, spells each value oddly (numeric
 -- 5.000, float -0, 24 hours, {"a": 1.0}, 'x  ', 'KEY' under a case-insensitive

@@ -9,13 +9,19 @@ my $node = PostgreSQL::Test::Cluster->new('preload');
 $node->init;
 $node->start;
 
-# Without the preload the extension installs, values parse, but no aggregate
-# releases anything.
-$node->safe_psql('postgres', 'CREATE EXTENSION dp_pg');
+# Without the preload the extension installs, warning at once, values parse,
+# but no aggregate releases anything.
+my ($ret, $stdout, $stderr) = $node->psql('postgres', 'CREATE EXTENSION dp_pg');
+is($ret, 0, 'CREATE EXTENSION succeeds without the preload');
+like($stderr, qr/WARNING:  dp_pg is not in shared_preload_libraries: its dp aggregates, query guard and ledger stay off until it is/,
+	'... and warns at once that nothing will be answered');
+like($stderr, qr/HINT:  Add dp_pg to shared_preload_libraries in postgresql.conf and restart the server/,
+	'... saying how to fix it');
+is($node->safe_psql('postgres', 'SELECT dp_pg.preloaded()'), 'f', 'dp_pg.preloaded() says so');
 is($node->safe_psql('postgres', q{SELECT 'laplace(epsilon=1)'::dp_mechanism}),
 	'laplace(epsilon=1)', 'mechanism values work without the preload');
 
-my ($ret, $stdout, $stderr) = $node->psql('postgres',
+($ret, $stdout, $stderr) = $node->psql('postgres',
 	'SELECT dp_count(*) FROM generate_series(1, 10)', extra_params => ['-v', 'VERBOSITY=verbose']);
 isnt($ret, 0, 'dp_count(*) fails without the preload');
 like($stderr, qr/55000: dp_pg must be loaded via shared_preload_libraries/, 'error names the cause with SQLSTATE 55000');
@@ -50,6 +56,11 @@ is($node->safe_psql('postgres', 'SELECT abs(dp_count(*) - 10) <= 25 FROM generat
 	't', 'dp_count(*) works once preloaded');
 is($node->safe_psql('postgres', 'SHOW dp_pg.default_mechanism'), 'laplace(epsilon=1)',
 	'default mechanism is defined');
+# preloaded, CREATE EXTENSION says nothing
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+($ret, $stdout, $stderr) = $node->psql('other', 'CREATE EXTENSION dp_pg; SELECT dp_pg.preloaded()');
+is($ret . ' ' . $stdout, '0 t', 'preloaded: CREATE EXTENSION succeeds and dp_pg.preloaded() says so');
+unlike($stderr, qr/WARNING/, '... without a warning');
 $node->poll_query_until('postgres', q{SELECT dp_pg.ledger_status() = 'ready'}) or die 'ledger not ready';
 is($node->safe_psql('postgres', q{SELECT count(*) FROM dp_pg.ledger_entries WHERE kind = 'charge'}), '0',
 	'the refused dp_pg.synthesize left no charge in the ledger');

@@ -66,7 +66,7 @@ my $ledger = $node->safe_psql('postgres',
 my ($charges, $sum) = split /\|/, $ledger;
 is($charges, $answers, 'one ledger row per answer received');
 my $row = $node->safe_psql('postgres',
-	q{SELECT charges, epsilon_spent, epsilon_limit FROM dp_pg.budgets WHERE role = 'ana'::regrole});
+	q{SELECT charges, epsilon_spent, epsilon_limit FROM dp_pg.budget_rows() WHERE role = 'ana'::regrole});
 my ($bcharges, $spent, $blimit) = split /\|/, $row;
 is($bcharges, $charges, 'the worker counts the same charges as the ledger');
 ok(abs($spent - $sum) < 1e-9, "spent $spent equals the ledger sum $sum");
@@ -77,7 +77,7 @@ ok($answers >= int($limit / $eps) - 1 && $answers <= int($limit / $eps), "$answe
 # the totals survive a restart unchanged
 $node->restart;
 $node->poll_query_until('postgres', q{SELECT dp_pg.ledger_status() = 'ready'}) or die;
-is($node->safe_psql('postgres', q{SELECT charges || '|' || epsilon_spent FROM dp_pg.budgets WHERE role = 'ana'::regrole}),
+is($node->safe_psql('postgres', q{SELECT charges || '|' || epsilon_spent FROM dp_pg.budget_rows() WHERE role = 'ana'::regrole}),
 	"$bcharges|$spent", 'after a restart the totals are the same to the last bit');
 
 done_testing();

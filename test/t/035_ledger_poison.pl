@@ -147,13 +147,13 @@ is($node->safe_psql('postgres', q{
 my $budgets = q{
 	SELECT string_agg(b.role || ':' || b.charges || ':' || b.epsilon_limit || ':' || coalesce(b.delta_limit::text, '-')
 	                  || ':' || b.epsilon_spent, ' ' ORDER BY b.role::text)
-	FROM dp_pg.budgets b};
+	FROM dp_pg.budget_rows() b};
 my $totals = $node->safe_psql('postgres', $budgets);
 like($totals, qr/^ana1:$half:1000:-:\S+ ana2:$half:1000:0\.001:\S+ bad:0:1000:-:0 poi:0:1000:-:0$/,
 	"charges and limits: $totals");
 is($node->safe_psql('postgres', q{
 	SELECT bool_and(abs(b.epsilon_spent - coalesce(s.eps, 0)) < 1e-9)
-	FROM dp_pg.budgets b LEFT JOIN (SELECT role, sum(epsilon) AS eps FROM dp_pg.ledger_entries
+	FROM dp_pg.budget_rows() b LEFT JOIN (SELECT role, sum(epsilon) AS eps FROM dp_pg.ledger_entries
 	                                WHERE kind = 'charge' GROUP BY role) s ON s.role = b.role::oid
 	WHERE b.accounting <> 'Renyi composition'}),
 	't', 'spent epsilon equals the ledger sum');

@@ -55,11 +55,18 @@ for my $i (1 .. 2)
 my $rows_sql = q{md5(string_agg(concat_ws('|', id, role::regrole, kind, charged_at, requested_by::regrole,
 	query, epsilon, delta, rho, rdp, detail), E'\n' ORDER BY id)) || ' ' || count(*)};
 my $table = $node->safe_psql('postgres', "SELECT $rows_sql FROM dp_pg.ledger_entries");
-my $view_app = $node->safe_psql('app', "SELECT $rows_sql FROM dp_pg.ledger");
-my $view_home = $node->safe_psql('postgres', "SELECT $rows_sql FROM dp_pg.ledger");
+# (exactly: dp_pg.ledger_rows(); the view dp_pg.ledger shows its numbers to six significant digits)
+my $view_app = $node->safe_psql('app', "SELECT $rows_sql FROM dp_pg.ledger_rows()");
+my $view_home = $node->safe_psql('postgres', "SELECT $rows_sql FROM dp_pg.ledger_rows()");
 like($table, qr/ 7$/, 'the ledger table holds 2 limit rows and 5 charges');
-is($view_app, $table, 'dp_pg.ledger in another database shows exactly the ledger table');
+is($view_app, $table, 'dp_pg.ledger_rows() in another database shows exactly the ledger table');
 is($view_home, $table, '... and in the ledger database too');
+is($node->safe_psql('app', q{
+	SELECT count(*) || ' ' || bool_and(v.epsilon IS NOT DISTINCT FROM dp_pg.display_round(r.epsilon)
+		AND v.delta IS NOT DISTINCT FROM dp_pg.display_round(r.delta) AND v.rho IS NOT DISTINCT FROM dp_pg.display_round(r.rho)
+		AND v.detail = r.detail AND v.charged_at = r.charged_at)
+	FROM dp_pg.ledger v JOIN dp_pg.ledger_rows() r USING (id)}), '7 true',
+	'dp_pg.ledger shows the same rows, epsilon, delta and rho to six significant digits');
 is($node->safe_psql('app', q{SELECT count(*) FROM dp_pg.ledger_entries}), '0',
 	"(that database's own copy of the table is empty)");
 
@@ -75,7 +82,7 @@ $node->safe_psql('postgres', q{
 	FROM generate_series(1, 1800) g;
 });
 $table = $node->safe_psql('postgres', "SELECT $rows_sql FROM dp_pg.ledger_entries");
-$view_app = $node->safe_psql('app', "SELECT $rows_sql FROM dp_pg.ledger");
+$view_app = $node->safe_psql('app', "SELECT $rows_sql FROM dp_pg.ledger_rows()");
 like($table, qr/ 1807$/, 'the ledger table now holds 1807 rows (180 of them 8 kB)');
 is($view_app, $table, 'read a page at a time, the view still shows exactly the table');
 is($node->safe_psql('app', q{SELECT count(*) FROM dp_pg.ledger}, extra_params => [ '-U', 'ana' ]),

@@ -28,11 +28,12 @@ $primary->safe_psql('postgres', q{SELECT pg_create_restore_point('before_more')}
 dp_as($primary, 'app', 'ana', $q) for 1 .. 3;
 dp_as($primary, 'app', 'bob', $q);
 my $budgets = q{SELECT string_agg(concat_ws(' ', role, round(epsilon_spent::numeric, 9), delta_spent, charges), E'\n'
-	ORDER BY role::text) FROM dp_pg.budgets};
+	ORDER BY role::text) FROM dp_pg.budget_rows()};
 my $spent = $primary->safe_psql('postgres', $budgets);
 my $dir = PostgreSQL::Test::Utils::tempdir();
-# the export: everything up to now (a DBA keeps the id of the last row exported as the high-water mark)
-$primary->safe_psql('postgres', qq{COPY (SELECT * FROM dp_pg.ledger WHERE id > 0 ORDER BY id) TO '$dir/export.copy'});
+# the export: everything up to now (a DBA keeps the id of the last row exported as the high-water mark),
+# exact (dp_pg.ledger shows six significant digits: docs/dba.md exports dp_pg.ledger_rows())
+$primary->safe_psql('postgres', qq{COPY (SELECT * FROM dp_pg.ledger_rows() WHERE id > 0 ORDER BY id) TO '$dir/export.copy'});
 my $segment = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_current_wal_lsn())');
 $primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
 $primary->poll_query_until('postgres', qq{SELECT last_archived_wal >= '$segment' FROM pg_stat_archiver})

@@ -23,7 +23,7 @@ my @conn = ('-h', $node->host, '-p', $node->port);
 my ($ret, $out, $err, $stdout, $stderr);
 
 my $budgets = q{SELECT string_agg(concat_ws(' ', role, epsilon_limit, delta_limit, max_epsilon_per_query,
-	round(epsilon_spent::numeric, 9), delta_spent, charges), E'\n' ORDER BY role::text) FROM dp_pg.budgets};
+	round(epsilon_spent::numeric, 9), delta_spent, charges), E'\n' ORDER BY role::text) FROM dp_pg.budget_rows()};
 my $budgets_dumped = $node->safe_psql('postgres', $budgets);
 like($budgets_dumped, qr/^ana 5 1e-06 \d/m, '(the budgets the dump holds)');
 command_ok([ 'pg_dump', @conn, '-Fc', '--data-only', '-f', "$dir/ledger.dump", 'postgres' ],

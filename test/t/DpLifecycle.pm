@@ -139,7 +139,7 @@ sub life_state
 			SELECT concat_ws(' ', 'budget', role::regrole, 'limits', epsilon_limit, delta_limit, rho_limit,
 				'caps', max_epsilon_per_query, max_delta_per_query, 'spent', round(epsilon_spent::numeric, 9),
 				delta_spent, rho_spent, 'charges', charges) AS line
-			FROM dp_pg.budgets
+			FROM dp_pg.budget_rows()	-- (exact; dp_pg.budgets shows six significant digits)
 			UNION ALL
 			SELECT concat_ws(' ', 'ledger', id,
 				coalesce(role::regrole::text, 'dropped ' || coalesce(detail->>'dropped_role', detail->>'dropped_role_oid')),
