@@ -722,11 +722,14 @@ DpBoundsVar(Var *v, DpBoundsCxt *cxt, DpInterval *iv)
 		const char *rel = quote_qualified_identifier(get_namespace_name(get_rel_namespace(rte->relid)),
 													 get_rel_name(rte->relid));
 
+		bool		time = type == DATEOID || type == TIMESTAMPOID || type == TIMESTAMPTZOID;
+
 		DpGuardRefuse(psprintf("arithmetic on column \"%s\" needs a value domain", col),
 					  psprintf("Its bounds come from the column's value domain (%s).  The table's owner can add "
-							   "CHECK (%s BETWEEN <lower> AND <upper>) to \"%s\", a DBA can declare them with "
-							   "SELECT dp_pg.set_domain('%s', '%s', <lower>, <upper>) or declare its public keys.",
-							   cxt->where, col, rel, rel, col));
+							   "CHECK (%s BETWEEN %s AND %s) to \"%s\", a DBA can declare them with "
+							   "SELECT dp_pg.set_domain('%s', '%s', %s, %s) or declare its public keys.",
+							   cxt->where, col, time ? "'2020-01-01'" : "<lower>", time ? "'2025-12-31'" : "<upper>",
+							   rel, rel, col, time ? "'2020-01-01'" : "<lower>", time ? "'2025-12-31'" : "<upper>"));
 	}
 	if (DpIntegerType(type) || type == DATEOID)
 	{
