@@ -711,6 +711,12 @@ ALTER TABLE clinic.total_u ADD CONSTRAINT w_dom CHECK (w BETWEEN 1e-300 AND 1e30
 	ADD CONSTRAINT ts_dom CHECK (ts BETWEEN '2000-01-01' AND '2030-12-31') NOT VALID;
 CREATE VIEW dba.total_v AS SELECT * FROM clinic.total_x WHERE id > 0;
 GRANT SELECT ON dba.total_v TO PUBLIC;
+-- the DBA's materialized views over protected tables: raw rows, granted to everyone
+-- (class 24: never readable by an analyst)
+CREATE MATERIALIZED VIEW dba.patients_mv AS SELECT * FROM clinic.patients;
+CREATE MATERIALIZED VIEW dba.patients_mv2 AS SELECT id, name, diagnosis FROM dba.patients_mv;
+CREATE MATERIALIZED VIEW dba.patients_via_view AS SELECT * FROM dba.patients_v;
+GRANT SELECT ON dba.patients_mv, dba.patients_mv2, dba.patients_via_view TO PUBLIC;
 RESET ROLE;
 SELECT dp_pg.protect('clinic.total_x');
 SELECT dp_pg.protect('clinic.total_u', 'person', 3, 3);
