@@ -283,18 +283,39 @@ DpSat4(float4 r, float4 a, float4 b)
  * once): the time of every step stays bounded, whatever the row.
  */
 #define DP_TOTAL_DIGITS 128
+
+/*
+ * True if numeric x is in the short format of PostgreSQL's numeric storage
+ * (the first 16 bits after the length word: 10 in the top two bits), which
+ * holds only values with a weight of at most 63 base-10000 digits (|x| <
+ * 10^256) and a scale below 64.  The format is the on-disk one, fixed since
+ * PostgreSQL 9.1 (pg_upgrade keeps numerics as they are): a short numeric
+ * needs no comparison with +-1e300.
+ */
+static inline bool
+DpNumericIsShort(Numeric x)
+{
+	uint16		header;
+
+	memcpy(&header, VARDATA_ANY(x), sizeof(header));
+	return (header & 0xC000) == 0x8000;
+}
+
 static Datum
 DpNumKeep(DpTotalSite *s, Numeric r)
 {
 	Datum		d = NumericGetDatum(r);
 	int			groups;
 
-	if (numeric_is_nan(r) || numeric_is_inf(r))
-		return d;
-	if (DpNumCmp(d, s->nmax) > 0)
-		return s->nmax;
-	if (DpNumCmp(d, s->nmin) < 0)
-		return s->nmin;
+	if (!DpNumericIsShort(r))
+	{
+		if (numeric_is_nan(r) || numeric_is_inf(r))
+			return d;
+		if (DpNumCmp(d, s->nmax) > 0)
+			return s->nmax;
+		if (DpNumCmp(d, s->nmin) < 0)
+			return s->nmin;
+	}
 	/* base-10000 digits of 2 bytes after a header of 2 (or 4) bytes */
 	groups = ((int) VARSIZE_ANY_EXHDR(r) - 2) / 2;
 	if (groups > DP_TOTAL_DIGITS / 4)
