@@ -213,6 +213,7 @@ DpViewEntry(RangeTblEntry *r, DpViewsWalk *cxt)
 typedef struct DpMatviewWalk
 {
 	int			depth;			/* views and materialized views followed so far */
+	List	   *path;			/* their OIDs (15's rules name the relation itself: *OLD*, *NEW*) */
 } DpMatviewWalk;
 
 static bool DpRelationReadsProtected(Oid relid, DpMatviewWalk *cxt);
@@ -243,13 +244,17 @@ DpRelationReadsProtected(Oid relid, DpMatviewWalk *cxt)
 	Relation	rel;
 	bool		found = false;
 
+	if (list_member_oid(cxt->path, relid))
+		return false;			/* the relation itself, or a view already being followed */
 	/* too deep to follow: taken as reading one (fail closed) */
 	if (++cxt->depth > 32)
 		return true;
+	cxt->path = lappend_oid(cxt->path, relid);
 	rel = relation_open(relid, AccessShareLock);
 	for (int i = 0; rel->rd_rules != NULL && i < rel->rd_rules->numLocks && !found; i++)
 		found = DpReadsProtectedWalker((Node *) rel->rd_rules->rules[i]->actions, cxt);
 	relation_close(rel, AccessShareLock);
+	cxt->path = list_delete_last(cxt->path);
 	cxt->depth--;
 	return found;
 }
@@ -264,7 +269,7 @@ DpRelationReadsProtected(Oid relid, DpMatviewWalk *cxt)
 static void
 DpRefuseProtectedMatview(RangeTblEntry *r)
 {
-	DpMatviewWalk cxt = {0};
+	DpMatviewWalk cxt = {0, NIL};
 
 	if (r->rtekind != RTE_RELATION || r->relkind != RELKIND_MATVIEW || DpIsProtected(r->relid))
 		return;
