@@ -96,7 +96,7 @@ REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_hi
 REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor table_budgets
 REGRESS_OPTS = --load-extension=dp_pg
 
-TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
+TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch table_budget_race
 TEST_ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
 # libpq: a hot standby's ledger worker forwards charges to the primary (src/ledger/standby.c)

@@ -1671,10 +1671,16 @@ COMMENT ON VIEW dp_pg.ledger IS
 GRANT SELECT ON dp_pg.ledger TO PUBLIC;
 
 -- Reports: privacy loss per role and per table, per window, from the
--- ledger's rows (as dp_pg.ledger shows them to the reader: monitoring roles
--- see every row, an analyst its own roles' rows).  composed_epsilon is the
--- epsilon the budget filter certifies for the charges it aggregates, in
--- ledger order, at a delta limit (src/ledger/reports.c).
+-- ledger's charges (charge_rows: dp_pg.ledger's rows of kind 'charge'
+-- without their query text and detail, the same rows for the same reader:
+-- monitoring roles see every row, an analyst its own roles' rows).
+-- composed_epsilon is the epsilon the budget filter certifies for the
+-- charges it aggregates, in ledger order, at a delta limit
+-- (src/ledger/reports.c).
+CREATE FUNCTION dp_pg.charge_rows(OUT id bigint, OUT role regrole, OUT table_budget uuid,
+	OUT charged_at timestamptz, OUT requested_by regrole, OUT epsilon float8, OUT delta float8,
+	OUT rho float8, OUT rdp float8[], OUT rdp_delta float8, OUT budget_window tstzrange)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_charge_rows' LANGUAGE C VOLATILE;
 CREATE FUNCTION dp_pg.composed_epsilon_trans(internal, float8, float8, float8, float8[], float8, float8)
 	RETURNS internal AS 'MODULE_PATHNAME', 'dp_composed_epsilon_trans' LANGUAGE C IMMUTABLE;
 CREATE FUNCTION dp_pg.composed_epsilon_final(internal) RETURNS float8
@@ -1694,8 +1700,8 @@ CREATE VIEW dp_pg.budget_windows AS
 		sum(l.delta) AS delta_spent,
 		CASE WHEN count(l.rho) = count(*) THEN sum(l.rho) END AS rho_spent,
 		min(l.charged_at) AS first_charge, max(l.charged_at) AS last_charge
-	FROM dp_pg.ledger l LEFT JOIN dp_pg.budgets b ON b.role = l.role
-	WHERE l.kind = 'charge' AND l.role IS NOT NULL
+	FROM dp_pg.charge_rows() l LEFT JOIN dp_pg.budgets b ON b.role = l.role
+	WHERE l.role IS NOT NULL
 	GROUP BY l.role, l.budget_window, b.delta_limit;
 COMMENT ON VIEW dp_pg.budget_windows IS
 	'privacy loss per role and budget window (window NULL: a budget that does not renew), every charge counted, resets included';
@@ -1708,8 +1714,8 @@ CREATE VIEW dp_pg.table_budget_windows AS
 		CASE WHEN count(l.rho) = count(*) THEN sum(l.rho) END AS rho_spent,
 		count(DISTINCT l.requested_by) AS roles,
 		min(l.charged_at) AS first_charge, max(l.charged_at) AS last_charge
-	FROM dp_pg.ledger l LEFT JOIN dp_pg.table_budget_rows() t ON t.budget = l.table_budget
-	WHERE l.kind = 'charge' AND l.table_budget IS NOT NULL
+	FROM dp_pg.charge_rows() l LEFT JOIN dp_pg.table_budget_rows() t ON t.budget = l.table_budget
+	WHERE l.table_budget IS NOT NULL
 	GROUP BY l.table_budget, t.relid, t.database, t.table_name, l.budget_window, t.delta_limit;
 COMMENT ON VIEW dp_pg.table_budget_windows IS
 	'privacy loss per table budget and window (window NULL: a budget that does not renew) over every role; superusers and monitoring roles';

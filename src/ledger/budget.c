@@ -40,6 +40,7 @@
 PG_FUNCTION_INFO_V1(dp_set_budget);
 PG_FUNCTION_INFO_V1(dp_set_query_cap);
 PG_FUNCTION_INFO_V1(dp_ledger_rows);
+PG_FUNCTION_INFO_V1(dp_charge_rows);
 PG_FUNCTION_INFO_V1(dp_refusal_rows);
 PG_FUNCTION_INFO_V1(dp_drop_budget);
 PG_FUNCTION_INFO_V1(dp_reset_budget);
@@ -347,6 +348,22 @@ dp_ledger_rows(PG_FUNCTION_ARGS)
 	bool		all = DpViewerSeesAll(mine, &nmine);
 
 	DpLedgerReadRows(fcinfo, DP_READ_LEDGER, all, mine, nmine);
+	return (Datum) 0;
+}
+
+/*
+ * dp_pg.charge_rows(): the ledger's charges without their query text and
+ * detail, for the reports (dp_pg.budget_windows, table_budget_windows);
+ * whose rows as dp_pg.ledger_rows().
+ */
+Datum
+dp_charge_rows(PG_FUNCTION_ARGS)
+{
+	Oid			mine[DP_MAX_CHARGE_ROLES];
+	int			nmine;
+	bool		all = DpViewerSeesAll(mine, &nmine);
+
+	DpLedgerReadRows(fcinfo, DP_READ_CHARGES, all, mine, nmine);
 	return (Datum) 0;
 }
 

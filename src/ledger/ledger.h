@@ -84,7 +84,8 @@ typedef struct DpTableCharge
 typedef enum DpReadWhat
 {
 	DP_READ_LEDGER = 1,			/* dp_pg.ledger_entries */
-	DP_READ_REFUSALS			/* dp_pg.guard_refusal_log */
+	DP_READ_REFUSALS,			/* dp_pg.guard_refusal_log */
+	DP_READ_CHARGES				/* the charges of dp_pg.ledger_entries, for the reports */
 } DpReadWhat;
 
 /* GUCs */

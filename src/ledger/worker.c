@@ -768,7 +768,8 @@ DpWorkerCheck(DpLedgerSlot *slot)
 	if (slot->kind == DP_REQ_READ)
 	{
 		if (slot->nroles < 0 || slot->nroles > DP_MAX_CHARGE_ROLES ||
-			(slot->read_what != DP_READ_LEDGER && slot->read_what != DP_READ_REFUSALS))
+			(slot->read_what != DP_READ_LEDGER && slot->read_what != DP_READ_REFUSALS &&
+			 slot->read_what != DP_READ_CHARGES))
 		{
 			DpWorkerFail(slot, ERRCODE_INTERNAL_ERROR, "malformed ledger request");
 			return false;
@@ -1241,6 +1242,10 @@ DpWorkerRead(DpLedgerSlot *slot)
 	static const char *refusals_sql =
 		"SELECT id, refused_at, role, as_role, %s, sqlstate, rule, query "
 		"FROM dp_pg.guard_refusal_log WHERE id > $1 AND ($2 OR role = ANY ($3)) ORDER BY id LIMIT $4";
+	static const char *charges_sql =
+		"SELECT id, role, %s, charged_at, requested_by, epsilon, delta, rho, rdp, %s, %s "
+		"FROM dp_pg.ledger_entries WHERE kind = 'charge' AND id > $1 AND ($2 OR role = ANY ($3)) "
+		"ORDER BY id LIMIT $4";
 	const char *sql;
 	Oid			types[4] = {INT8OID, BOOLOID, OIDARRAYOID, INT4OID};
 	Datum		values[4];
@@ -1259,6 +1264,9 @@ DpWorkerRead(DpLedgerSlot *slot)
 	/* the columns of the reader's catalog (0.2.0: three more), whatever the ledger's layout */
 	sql = psprintf(ledger_sql, !slot->read_v2 ? "" : layout_v2 ? ", table_budget, budget_window, rdp_delta" :
 				   ", NULL::pg_catalog.uuid, NULL::pg_catalog.tstzrange, NULL::pg_catalog.float8");
+	if (slot->read_what == DP_READ_CHARGES)
+		sql = layout_v2 ? psprintf(charges_sql, "table_budget", "rdp_delta", "budget_window") :
+			psprintf(charges_sql, "NULL::pg_catalog.uuid", "NULL::pg_catalog.float8", "NULL::pg_catalog.tstzrange");
 	if (slot->read_what == DP_READ_REFUSALS)
 	{
 		/* the database as the reader's catalog has it, whatever the log's layout */
