@@ -806,6 +806,12 @@ DpWorkerCheck(DpLedgerSlot *slot)
 		for (int i = 0; i < DP_RDP_NALPHAS; i++)
 			slot->cost.rdp[i] = INFINITY;
 		slot->cost.rdp_delta = slot->cost.rdp_mark = 0.0;
+		if (!dp_cost_valid_charge(&slot->cost, why, sizeof(why)))
+		{
+			DpWorkerFail(slot, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+						 "a query of a rho release and key selection needs dp_pg 0.2.0 in the ledger database: run ALTER EXTENSION dp_pg UPDATE there");
+			return false;
+		}
 	}
 	if (slot->kind == DP_REQ_CHARGE && !dp_cost_valid_charge(&slot->cost, why, sizeof(why)))
 	{
