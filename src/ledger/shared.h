@@ -6,20 +6,25 @@
  * --------
  * Who: one background worker ("dp_pg ledger") owns the ledger.  It connects
  * to dp_pg.ledger_database (postmaster setting), where CREATE EXTENSION
- * dp_pg must have been run, and is the only writer of dp_pg.ledger_entries
- * and dp_pg.budget_limits there.  Budgets are cluster-wide: a query in any
- * database is charged through this one worker.
+ * dp_pg must have been run, and is the only writer of dp_pg.ledger_entries,
+ * dp_pg.budget_limits and dp_pg.table_budget_limits there.  Budgets are
+ * cluster-wide: a query in any database is charged through this one worker.
  *
  * Shared state (DpLedgerShared, under its LWLock): the request slots and the
- * budget table (limits and spent totals per role), a cache of the ledger
- * tables that only the worker writes, after its commits.
+ * budget tables (limits, window and spent totals per role, dp_budgets, and
+ * per table budget, dp_table_budgets), a cache of the ledger tables that
+ * only the worker writes, after its commits (and, for windows that end, its
+ * periodic roll: DpWorkerRollWindows).
  *
  * A charge (backend, leader only, at ExecutorStart, before any row exists):
  *  0. validate the composed cost (dp_cost_valid_charge: exactly what a
  *     ledger row accepts); an invalid one is ERROR 22023 before any slot is
  *     taken, so it never reaches a batch;
- *  1. take a FREE slot, fill in the roles, the composed cost and the query
- *     text, mark it PENDING and wake the worker;
+ *  1. take a FREE slot, fill in the roles, the table budgets of the
+ *     protected tables the plan reads (dp_pg.protected_tables.table_budget
+ *     of the backend's database: the backend knows them, the worker knows
+ *     the budgets), the composed cost and the query text, mark it PENDING
+ *     and wake the worker;
  *  2. sleep on the slot's condition variable until it is DONE, at most
  *     dp_pg.charge_timeout; a timeout or a cancel marks the slot ABANDONED
  *     and raises an ERROR (the worker may still commit the charge: an
@@ -31,7 +36,11 @@
  * written in its own subtransaction: it is checked again (an invalid slot
  * gets an error verdict without touching the tables), decided against the
  * batch's working copies of the totals (which include the earlier
- * admissions of the same batch), and its ledger rows are inserted.  If
+ * admissions of the same batch) -- every role's and every table budget's
+ * it names: all have room or it is refused (a table budget the ledger does
+ * not hold is an error verdict) -- and its ledger rows are inserted (one
+ * per role, one per table budget with role NULL), stamped with the batch's
+ * time, which never goes back (the windows: windows.c).  If
  * anything in that fails, only that subtransaction is rolled back: the
  * request gets an error verdict and the working copies never saw it (they
  * are updated only after its writes succeeded), so no request can make
