@@ -42,6 +42,9 @@ static bool layout_v2 = false;
 /* The latest charged_at written or loaded: a batch's time never goes back. */
 static TimestampTz worker_clock = DT_NOBEGIN;
 
+/* The insert of a ledger row, prepared for each layout (0.1.0, 0.2.0) */
+static SPIPlanPtr insert_plan[2] = {NULL, NULL};
+
 /* A float8 Datum for a cost component; NULL when infinite (never stored). */
 static Datum
 DpCostDatum(double v, char *null)
@@ -193,8 +196,16 @@ DpWorkerInsert(const DpLedgerSlot *slot, Oid role, const pg_uuid_t *table, const
 	}
 	if (!layout_v2 && table != NULL)
 		elog(ERROR, "the ledger tables have no table budgets before dp_pg 0.2.0");
-	if (SPI_execute_with_args(layout_v2 ? sql_v2 : sql_v1, layout_v2 ? 14 : 10, types, values, nulls,
-							  false, 0) != SPI_OK_INSERT)
+	/* prepared once per layout and kept (the plan cache replans it after DDL on the table) */
+	if (insert_plan[layout_v2] == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(layout_v2 ? sql_v2 : sql_v1, layout_v2 ? 14 : 10, types);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare the insert into dp_pg.ledger_entries");
+		insert_plan[layout_v2] = plan;
+	}
+	if (SPI_execute_plan(insert_plan[layout_v2], values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not insert into dp_pg.ledger_entries");
 }
 
