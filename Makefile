@@ -38,6 +38,7 @@ OBJS = \
 	src/aggregates/moments.o \
 	src/core/accountant.o \
 	src/ledger/shared.o \
+	src/ledger/windows.o \
 	src/ledger/requests.o \
 	src/ledger/worker.o \
 	src/ledger/reload.o \
@@ -45,6 +46,8 @@ OBJS = \
 	src/ledger/worker_main.o \
 	src/ledger/standby.o \
 	src/ledger/budget.o \
+	src/ledger/tablebudget.o \
+	src/ledger/reports.o \
 	src/ledger/timeline.o \
 	src/ledger/retention.o \
 	src/common/names.o \
@@ -91,10 +94,10 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
 REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence versions synthesize guidance cleanup
-REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor
+REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor table_budgets
 REGRESS_OPTS = --load-extension=dp_pg
 
-TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
+TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch table_budget_race
 TEST_ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
 # libpq: a hot standby's ledger worker forwards charges to the primary (src/ledger/standby.c)

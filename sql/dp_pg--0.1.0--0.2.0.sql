@@ -786,4 +786,264 @@ BEGIN
 		RAISE WARNING 'dp_pg is not in shared_preload_libraries: its dp aggregates, query guard and ledger stay off until it is'
 			USING HINT = 'Add dp_pg to shared_preload_libraries in postgresql.conf and restart the server (docs/dba.md, "Installing by hand").';
 	END IF;
+
+--
+-- Table budgets, budget windows and reports of privacy loss (docs/dba.md,
+-- "Table budgets", "Budget windows" and "Reports"; docs/privacy.md, "The
+-- budget filter"; src/ledger/tablebudget.c, windows.c, reports.c).
+--
+-- A budget may renew every fixed period: windows of `renew` from
+-- `renew_from` (the instant the renewal was set, unless given), in the
+-- server's time zone; what a role may spend is counted in its current window,
+-- every charge is kept (lifetime totals).
+ALTER TABLE dp_pg.budget_limits
+	ADD COLUMN renew interval,
+	ADD COLUMN renew_from timestamptz,
+	ADD CHECK ((renew IS NULL) = (renew_from IS NULL));
+-- A limit on the total privacy loss of a protected table over every role,
+-- charged with the roles' budgets in the same ledger transaction.  The table
+-- is bound to its budget by dp_pg.protected_tables.table_budget in its own
+-- database (dumped with its protection, by name); here, in the ledger
+-- database, the budget keeps the name it was last set under.
+CREATE TABLE dp_pg.table_budget_limits (
+	budget uuid PRIMARY KEY,
+	database text NOT NULL,
+	table_name text NOT NULL,
+	epsilon_limit float8 CHECK (epsilon_limit > 0 AND epsilon_limit < 'Infinity'),
+	delta_limit float8 CHECK (delta_limit >= 0 AND delta_limit < 1),
+	rho_limit float8 CHECK (rho_limit > 0 AND rho_limit < 'Infinity'),
+	renew interval,
+	renew_from timestamptz,
+	updated_at timestamptz NOT NULL DEFAULT now(),
+	CHECK ((renew IS NULL) = (renew_from IS NULL))
+);
+REVOKE ALL ON dp_pg.table_budget_limits FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.table_budget_limits', '');
+CREATE TRIGGER dp_pg_ledger_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.table_budget_limits
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.ledger_changed();
+ALTER TABLE dp_pg.table_budget_limits ENABLE ALWAYS TRIGGER dp_pg_ledger_changed;
+-- a table budget's rows (role NULL), the window a charge was counted in,
+-- and the part of a charge's delta outside which its Renyi curve holds
+ALTER TABLE dp_pg.ledger_entries
+	ADD COLUMN table_budget uuid,
+	ADD COLUMN budget_window tstzrange,
+	ADD COLUMN rdp_delta float8 CHECK (rdp_delta >= 0 AND rdp_delta < 1);
+CREATE INDEX ON dp_pg.ledger_entries (table_budget, id) WHERE table_budget IS NOT NULL;
+-- which table budget a protected table of this database is charged to
+ALTER TABLE dp_pg.protected_tables ADD COLUMN table_budget uuid;
+
+DROP FUNCTION dp_pg.set_budget(regrole, float8, float8, float8);
+CREATE FUNCTION dp_pg.set_budget(role regrole, epsilon float8, delta float8, rho float8 DEFAULT NULL,
+	renew interval DEFAULT NULL, renew_from timestamptz DEFAULT NULL)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_set_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.set_budget(regrole, float8, float8, float8, interval, timestamptz) IS
+	'create or change a role''s privacy budget (NULL: not limited), renewed every renew from renew_from; durable at once, logged';
+CREATE FUNCTION dp_pg.set_table_budget(tab regclass, epsilon float8, delta float8, rho float8 DEFAULT NULL,
+	renew interval DEFAULT NULL, renew_from timestamptz DEFAULT NULL)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_set_table_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.set_table_budget(regclass, float8, float8, float8, interval, timestamptz) IS
+	'limit the total privacy loss of a protected table over every role (NULL: not limited), renewed every renew from renew_from; durable at once, logged';
+CREATE FUNCTION dp_pg.drop_table_budget(tab regclass)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_drop_table_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.drop_table_budget(regclass) IS 'remove a table''s privacy budget (its ledger rows stay); logged';
+REVOKE EXECUTE ON FUNCTION dp_pg.set_budget(regrole, float8, float8, float8, interval, timestamptz),
+	dp_pg.set_table_budget(regclass, float8, float8, float8, interval, timestamptz),
+	dp_pg.drop_table_budget(regclass) FROM PUBLIC;
+
+-- the budgets' rows: also the window and the lifetime totals
+DROP VIEW dp_pg.my_budget;
+DROP VIEW dp_pg.budgets;
+DROP FUNCTION dp_pg.budget_rows();
+CREATE FUNCTION dp_pg.budget_rows(OUT role regrole, OUT epsilon_limit float8, OUT delta_limit float8,
+	OUT rho_limit float8, OUT epsilon_spent float8, OUT delta_spent float8, OUT rho_spent float8,
+	OUT epsilon_remaining float8, OUT charges bigint, OUT accounting text,
+	OUT max_epsilon_per_query float8, OUT max_delta_per_query float8, OUT max_rho_per_query float8,
+	OUT renew interval, OUT window_start timestamptz, OUT window_end timestamptz,
+	OUT lifetime_epsilon float8, OUT lifetime_delta float8, OUT lifetime_rho float8, OUT lifetime_charges bigint)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_budget_rows' LANGUAGE C VOLATILE;
+CREATE VIEW dp_pg.budgets AS SELECT * FROM dp_pg.budget_rows();
+COMMENT ON VIEW dp_pg.budgets IS
+	'one row per role with a budget: limits, spending in the current window, lifetime totals (non-superusers: their own roles only)';
+CREATE VIEW dp_pg.my_budget AS
+	SELECT * FROM dp_pg.budget_rows() WHERE role IN (SELECT dp_pg.charged_roles());
+COMMENT ON VIEW dp_pg.my_budget IS 'the budgets the current user''s queries are charged to';
+GRANT SELECT ON dp_pg.budgets, dp_pg.my_budget TO PUBLIC;
+
+CREATE FUNCTION dp_pg.table_budget_rows(OUT budget uuid, OUT relid regclass, OUT database text, OUT table_name text,
+	OUT epsilon_limit float8, OUT delta_limit float8, OUT rho_limit float8,
+	OUT epsilon_spent float8, OUT delta_spent float8, OUT rho_spent float8, OUT epsilon_remaining float8,
+	OUT charges bigint, OUT accounting text,
+	OUT renew interval, OUT window_start timestamptz, OUT window_end timestamptz,
+	OUT lifetime_epsilon float8, OUT lifetime_delta float8, OUT lifetime_rho float8, OUT lifetime_charges bigint)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_table_budget_rows' LANGUAGE C VOLATILE;
+CREATE VIEW dp_pg.table_budgets AS SELECT * FROM dp_pg.table_budget_rows();
+COMMENT ON VIEW dp_pg.table_budgets IS
+	'one row per table budget: limits, spending over every role in the current window, lifetime totals (superusers and monitoring roles: every database''s; others: this database''s protected tables)';
+GRANT SELECT ON dp_pg.table_budgets TO PUBLIC;
+
+-- the ledger's rows: also the table budget, the window and rdp_delta
+DROP VIEW dp_pg.ledger;
+DROP FUNCTION dp_pg.ledger_rows();
+CREATE FUNCTION dp_pg.ledger_rows(OUT id bigint, OUT role regrole, OUT kind text, OUT charged_at timestamptz,
+	OUT requested_by regrole, OUT query text, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT rdp float8[], OUT detail jsonb, OUT table_budget uuid, OUT budget_window tstzrange, OUT rdp_delta float8)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_ledger_rows' LANGUAGE C VOLATILE;
+CREATE VIEW dp_pg.ledger AS SELECT * FROM dp_pg.ledger_rows();
+COMMENT ON VIEW dp_pg.ledger IS
+	'one row per charge and budget change, from any database (non-superusers: their own roles'' rows only; a table budget''s rows have no role)';
+GRANT SELECT ON dp_pg.ledger TO PUBLIC;
+
+-- Reports: privacy loss per role and per table, per window, from the
+-- ledger's charges (charge_rows: dp_pg.ledger's rows of kind 'charge'
+-- without their query text and detail, the same rows for the same reader:
+-- monitoring roles see every row, an analyst its own roles' rows).
+-- composed_epsilon is the epsilon the budget filter certifies for the
+-- charges it aggregates, in ledger order, at a delta limit
+-- (src/ledger/reports.c).
+CREATE FUNCTION dp_pg.charge_rows(OUT id bigint, OUT role regrole, OUT table_budget uuid,
+	OUT charged_at timestamptz, OUT requested_by regrole, OUT epsilon float8, OUT delta float8,
+	OUT rho float8, OUT rdp float8[], OUT rdp_delta float8, OUT budget_window tstzrange)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_charge_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_pg.composed_epsilon_trans(internal, float8, float8, float8, float8[], float8, float8)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_composed_epsilon_trans' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION dp_pg.composed_epsilon_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_composed_epsilon_final' LANGUAGE C IMMUTABLE;
+CREATE AGGREGATE dp_pg.composed_epsilon(epsilon float8, delta float8, rho float8, rdp float8[],
+	rdp_delta float8, delta_limit float8) (
+	SFUNC = dp_pg.composed_epsilon_trans,
+	STYPE = internal,
+	FINALFUNC = dp_pg.composed_epsilon_final
+);
+COMMENT ON AGGREGATE dp_pg.composed_epsilon(float8, float8, float8, float8[], float8, float8) IS
+	'epsilon of the charges aggregated (call it with ORDER BY id) at delta_limit, by the budget filter''s certificates (NULL: none)';
+CREATE VIEW dp_pg.budget_windows AS
+	SELECT l.role, lower(l.budget_window) AS window_start, upper(l.budget_window) AS window_end,
+		count(*) AS charges,
+		dp_pg.composed_epsilon(l.epsilon, l.delta, l.rho, l.rdp, l.rdp_delta, b.delta_limit ORDER BY l.id) AS epsilon_spent,
+		sum(l.delta) AS delta_spent,
+		CASE WHEN count(l.rho) = count(*) THEN sum(l.rho) END AS rho_spent,
+		min(l.charged_at) AS first_charge, max(l.charged_at) AS last_charge
+	FROM dp_pg.charge_rows() l LEFT JOIN dp_pg.budgets b ON b.role = l.role
+	WHERE l.role IS NOT NULL
+	GROUP BY l.role, l.budget_window, b.delta_limit;
+COMMENT ON VIEW dp_pg.budget_windows IS
+	'privacy loss per role and budget window (window NULL: a budget that does not renew), every charge counted, resets included';
+CREATE VIEW dp_pg.table_budget_windows AS
+	SELECT l.table_budget AS budget, t.relid, t.database, t.table_name,
+		lower(l.budget_window) AS window_start, upper(l.budget_window) AS window_end,
+		count(*) AS charges,
+		dp_pg.composed_epsilon(l.epsilon, l.delta, l.rho, l.rdp, l.rdp_delta, t.delta_limit ORDER BY l.id) AS epsilon_spent,
+		sum(l.delta) AS delta_spent,
+		CASE WHEN count(l.rho) = count(*) THEN sum(l.rho) END AS rho_spent,
+		count(DISTINCT l.requested_by) AS roles,
+		min(l.charged_at) AS first_charge, max(l.charged_at) AS last_charge
+	FROM dp_pg.charge_rows() l LEFT JOIN dp_pg.table_budget_rows() t ON t.budget = l.table_budget
+	WHERE l.table_budget IS NOT NULL
+	GROUP BY l.table_budget, t.relid, t.database, t.table_name, l.budget_window, t.delta_limit;
+COMMENT ON VIEW dp_pg.table_budget_windows IS
+	'privacy loss per table budget and window (window NULL: a budget that does not renew) over every role; superusers and monitoring roles';
+GRANT SELECT ON dp_pg.budget_windows, dp_pg.table_budget_windows TO PUBLIC;
+
+-- a hot standby forwards its charges with their table budgets and rdp_delta
+DROP FUNCTION dp_pg.forward_charges(oid[], int4[], oid[], float8[], float8[], float8[], float8[], text[], text[]);
+CREATE FUNCTION dp_pg.forward_charges(requested_by oid[], nroles int4[], roles oid[],
+	epsilon float8[], delta float8[], rho float8[], rdp float8[], query text[], detail text[],
+	rdp_delta float8[], ntables int4[], tables uuid[])
+	RETURNS TABLE (ord int4, verdict int4, refused_role oid, refusal int4, spent float8, lim float8,
+		requested float8, sqlstate text, message text, warn_role oid[], warn_what int4[],
+		warn_spent float8[], warn_limit float8[], refused_table int4, warn_table int4[])
+	AS 'MODULE_PATHNAME', 'dp_forward_charges' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.forward_charges(oid[], int4[], oid[], float8[], float8[], float8[], float8[], text[], text[],
+	float8[], int4[], uuid[])
+	IS 'a hot standby''s charges, recorded on this server''s ledger (superusers and REPLICATION roles only)';
+
+-- import: the new columns too; table budget changes are named
+CREATE OR REPLACE FUNCTION dp_pg.import_ledger(entries regclass) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	last_id bigint;
+	last_at timestamptz;
+	n bigint;
+	r record;
+BEGIN
+	IF current_database() <> current_setting('dp_pg.ledger_database') THEN
+		RAISE EXCEPTION 'the ledger lives in database "%"', current_setting('dp_pg.ledger_database')
+			USING ERRCODE = '55000';
+	END IF;
+	LOCK TABLE dp_pg.ledger_entries IN EXCLUSIVE MODE;
+	SELECT e.id, e.charged_at INTO last_id, last_at FROM dp_pg.ledger_entries e ORDER BY e.id DESC LIMIT 1;
+	-- the entries must continue this ledger: its last row is among them, unchanged
+	IF last_id IS NOT NULL THEN
+		EXECUTE format('SELECT count(*) FROM %s WHERE id = $1 AND charged_at = $2', entries)
+			INTO n USING last_id, last_at;
+		IF n = 0 THEN
+			RAISE EXCEPTION 'the entries in % do not continue this ledger', entries
+				USING ERRCODE = '22023',
+				DETAIL = format('Its last row (id %s, charged at %s) is not among them.', last_id, last_at);
+		END IF;
+	END IF;
+	EXECUTE format('INSERT INTO dp_pg.ledger_entries (id, role, kind, charged_at, requested_by, query, epsilon, '
+		'delta, rho, rdp, detail, table_budget, budget_window, rdp_delta) SELECT id, role, kind, charged_at, '
+		'requested_by, query, epsilon, delta, rho, rdp, detail, table_budget, budget_window, rdp_delta '
+		'FROM %s WHERE id > $1 ORDER BY id', entries) USING coalesce(last_id, 0);
+	GET DIAGNOSTICS n = ROW_COUNT;
+	PERFORM setval('dp_pg.ledger_entries_id_seq',
+		greatest((SELECT max(id) FROM dp_pg.ledger_entries), (SELECT last_value FROM dp_pg.ledger_entries_id_seq)));
+	-- budget changes are rows here but live in dp_pg.budget_limits / table_budget_limits: say which to make again
+	FOR r IN EXECUTE format('SELECT role, table_budget, kind, charged_at, detail FROM %s WHERE id > $1 '
+		'AND kind IN (''limit'', ''cap'', ''remove'') ORDER BY id', entries)
+		USING coalesce(last_id, 0) LOOP
+		IF r.table_budget IS NOT NULL THEN
+			RAISE WARNING 'imported a budget change (%) of table % (database %) made at %: dp_pg.table_budget_limits does not hold it',
+				r.kind, r.detail->>'table', r.detail->>'database', r.charged_at
+				USING DETAIL = r.detail::text,
+				HINT = 'Make it again (dp_pg.set_table_budget or drop_table_budget, in the table''s database) once the ledger is accepted.';
+		ELSE
+			RAISE WARNING 'imported a budget change (%) of role % made at %: dp_pg.budget_limits does not hold it', r.kind, r.role, r.charged_at
+				USING DETAIL = r.detail::text, HINT = 'Make it again (dp_pg.set_budget, set_query_cap or drop_budget) once the ledger is accepted.';
+		END IF;
+	END LOOP;
+	RETURN n;
 END $$;
+
+-- Readable numbers with table budgets and windows (the views above, remade
+-- by the table budgets' section, show their numbers to six significant
+-- digits again; the functions behind them still give them exactly).
+CREATE OR REPLACE VIEW dp_pg.budgets AS
+	SELECT b.role, b.epsilon_limit, b.delta_limit, b.rho_limit, dp_pg.display_round(b.epsilon_spent) AS epsilon_spent,
+		dp_pg.display_round(b.delta_spent) AS delta_spent, dp_pg.display_round(b.rho_spent) AS rho_spent,
+		dp_pg.display_round(b.epsilon_remaining) AS epsilon_remaining, b.charges, b.accounting,
+		b.max_epsilon_per_query, b.max_delta_per_query, b.max_rho_per_query, b.renew, b.window_start, b.window_end,
+		dp_pg.display_round(b.lifetime_epsilon) AS lifetime_epsilon, dp_pg.display_round(b.lifetime_delta) AS lifetime_delta,
+		dp_pg.display_round(b.lifetime_rho) AS lifetime_rho, b.lifetime_charges
+	FROM dp_pg.budget_rows() b;
+COMMENT ON VIEW dp_pg.budgets IS
+	'one row per role with a budget: limits, spending in the current window, lifetime totals (non-superusers: their own roles only); spent, remaining and lifetime to six significant digits (exactly: dp_pg.budget_rows())';
+CREATE OR REPLACE VIEW dp_pg.my_budget AS
+	SELECT b.role, b.epsilon_limit, b.delta_limit, b.rho_limit, dp_pg.display_round(b.epsilon_spent) AS epsilon_spent,
+		dp_pg.display_round(b.delta_spent) AS delta_spent, dp_pg.display_round(b.rho_spent) AS rho_spent,
+		dp_pg.display_round(b.epsilon_remaining) AS epsilon_remaining, b.charges, b.accounting,
+		b.max_epsilon_per_query, b.max_delta_per_query, b.max_rho_per_query, b.renew, b.window_start, b.window_end,
+		dp_pg.display_round(b.lifetime_epsilon) AS lifetime_epsilon, dp_pg.display_round(b.lifetime_delta) AS lifetime_delta,
+		dp_pg.display_round(b.lifetime_rho) AS lifetime_rho, b.lifetime_charges
+	FROM dp_pg.budget_rows() b WHERE b.role IN (SELECT dp_pg.charged_roles());
+COMMENT ON VIEW dp_pg.my_budget IS
+	'the budgets the current user''s queries are charged to; spent, remaining and lifetime to six significant digits';
+CREATE OR REPLACE VIEW dp_pg.ledger AS
+	SELECT l.id, l.role, l.kind, l.charged_at, l.requested_by, l.query, dp_pg.display_round(l.epsilon) AS epsilon,
+		dp_pg.display_round(l.delta) AS delta, dp_pg.display_round(l.rho) AS rho, l.rdp, l.detail,
+		l.table_budget, l.budget_window, dp_pg.display_round(l.rdp_delta) AS rdp_delta
+	FROM dp_pg.ledger_rows() l;
+COMMENT ON VIEW dp_pg.ledger IS
+	'one row per charge and budget change, from any database (non-superusers: their own roles'' rows only; a table budget''s rows have no role); epsilon, delta and rho to six significant digits (exactly, for exports: dp_pg.ledger_rows())';
+CREATE OR REPLACE VIEW dp_pg.table_budgets AS
+	SELECT t.budget, t.relid, t.database, t.table_name, t.epsilon_limit, t.delta_limit, t.rho_limit,
+		dp_pg.display_round(t.epsilon_spent) AS epsilon_spent, dp_pg.display_round(t.delta_spent) AS delta_spent,
+		dp_pg.display_round(t.rho_spent) AS rho_spent, dp_pg.display_round(t.epsilon_remaining) AS epsilon_remaining,
+		t.charges, t.accounting, t.renew, t.window_start, t.window_end,
+		dp_pg.display_round(t.lifetime_epsilon) AS lifetime_epsilon, dp_pg.display_round(t.lifetime_delta) AS lifetime_delta,
+		dp_pg.display_round(t.lifetime_rho) AS lifetime_rho, t.lifetime_charges
+	FROM dp_pg.table_budget_rows() t;
+COMMENT ON VIEW dp_pg.table_budgets IS
+	'one row per table budget: limits, spending over every role in the current window, lifetime totals (superusers and monitoring roles: every database''s; others: this database''s protected tables); spent, remaining and lifetime to six significant digits (exactly: dp_pg.table_budget_rows())';

@@ -68,6 +68,7 @@ DpProtectedTables(void)
 	SysScanDesc scan;
 	HeapTuple	tup;
 	MemoryContext old;
+	int			budget_att;
 
 	if (!IsTransactionState())
 		return NIL;
@@ -85,6 +86,15 @@ DpProtectedTables(void)
 	if (!OidIsValid(relid))
 		return NIL;
 	rel = table_open(relid, AccessShareLock);
+	/* 0.2.0: the table budget a table is bound to (dp_pg.set_table_budget) */
+	budget_att = 0;
+	for (int a = 0; a < RelationGetDescr(rel)->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), a);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "table_budget") == 0)
+			budget_att = a + 1;
+	}
 	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
@@ -100,6 +110,14 @@ DpProtectedTables(void)
 			namestrcpy(&p->unit, NameStr(*DatumGetName(unit)));
 		p->max_groups = DatumGetInt32(heap_getattr(tup, 3, RelationGetDescr(rel), &isnull));
 		p->max_rows = DatumGetInt32(heap_getattr(tup, 4, RelationGetDescr(rel), &isnull));
+		if (budget_att > 0)
+		{
+			Datum		b = heap_getattr(tup, budget_att, RelationGetDescr(rel), &isnull);
+
+			p->has_budget = !isnull;
+			if (!isnull)
+				p->budget = *DatumGetUUIDP(b);
+		}
 		protected_cache = lappend(protected_cache, p);
 	}
 	MemoryContextSwitchTo(old);

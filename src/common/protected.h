@@ -13,6 +13,7 @@
 
 #include "nodes/pg_list.h"
 #include "utils/array.h"
+#include "utils/uuid.h"
 
 /* A protected table as dp_pg.protected_tables lists it. */
 typedef struct DpProtected
@@ -22,6 +23,8 @@ typedef struct DpProtected
 	NameData	unit;			/* its column */
 	int32		max_groups;		/* max_groups_contributed */
 	int32		max_rows;		/* max_rows_per_unit */
+	bool		has_budget;		/* bound to a table budget (0.2.0: table_budget) */
+	pg_uuid_t	budget;			/* its table budget in the ledger */
 } DpProtected;
 
 /* The protected tables of the current database (cached; empty without dp_pg). */

@@ -207,6 +207,8 @@ dp_noise_plan_cost(const DpNoisePlan *plan, DpCost *cost)
 	cost->delta = plan->delta;
 	cost->rho = plan->rho;
 	memcpy(cost->rdp, plan->rdp, sizeof(cost->rdp));
+	cost->rdp_delta = 0.0;
+	cost->rdp_mark = 0.0;
 }
 
 /* Continuous noise scale (Laplace b or Gaussian/OSGT sigma) of a privacy form at a real sensitivity. */

@@ -18,10 +18,12 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "nodes/parsenodes.h"
 #include "utils/builtins.h"
 
 #include "agg_common.h"
 #include "ledger.h"
+#include "protected.h"
 #include "release.h"
 
 PG_FUNCTION_INFO_V1(dp_estimate_mechanism_cost);
@@ -141,6 +143,44 @@ DpChargeDetail(List *sites)
 	return buf.data;
 }
 
+/*
+ * The table budgets of the protected tables the plan reads (its flattened
+ * range table holds every relation of every subquery, CTE and view), each
+ * once, with a table of this database for messages; returns how many.
+ */
+static int
+DpQueryTableBudgets(PlannedStmt *pstmt, DpTableCharge *out)
+{
+	List	   *prot = DpProtectedTables();
+	ListCell   *lc;
+	int			n = 0;
+
+	if (prot == NIL)
+		return 0;
+	foreach(lc, pstmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+		DpProtected *p;
+		bool		seen = false;
+
+		if (rte->rtekind != RTE_RELATION || (p = DpFindProtected(prot, rte->relid)) == NULL || !p->has_budget)
+			continue;
+		for (int i = 0; i < n && !seen; i++)
+			seen = memcmp(&out[i].budget, &p->budget, sizeof(pg_uuid_t)) == 0;
+		if (seen)
+			continue;
+		if (n == DP_MAX_CHARGE_TABLES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a dp query may read protected tables of at most %d table budgets", DP_MAX_CHARGE_TABLES),
+					 errdetail("Nothing was charged and nothing was released.")));
+		out[n].budget = p->budget;
+		out[n].relid = p->relid;
+		n++;
+	}
+	return n;
+}
+
 /* Charge the query's cost (leader only) and mark its sites charged. */
 void
 DpChargeQuery(QueryDesc *queryDesc, List *sites)
@@ -159,7 +199,10 @@ DpChargeQuery(QueryDesc *queryDesc, List *sites)
 		nroles = DpLedgerChargedRoles(roles);
 		if (nroles > 0)
 		{
-			DpLedgerCharge(roles, nroles, &total, queryDesc->sourceText, DpChargeDetail(sites));
+			DpTableCharge tables[DP_MAX_CHARGE_TABLES];
+			int			ntables = DpQueryTableBudgets(queryDesc->plannedstmt, tables);
+
+			DpLedgerCharge(roles, nroles, tables, ntables, &total, queryDesc->sourceText, DpChargeDetail(sites));
 			DpDebugPause("before_release");
 		}
 	}

@@ -715,7 +715,16 @@ dp_synthesize(PG_FUNCTION_ARGS)
 		/* 3. the charge, durable before any row is read */
 		if (nroles > 0)
 		{
-			DpLedgerCharge(roles, nroles, &total,
+			DpTableCharge table;
+
+			memset(&table, 0, sizeof(table));
+			/* the source's table budget too */
+			if (prot != NULL && prot->has_budget)
+			{
+				table.budget = prot->budget;
+				table.relid = source;
+			}
+			DpLedgerCharge(roles, nroles, &table, prot != NULL && prot->has_budget ? 1 : 0, &total,
 						   debug_query_string ? debug_query_string : "SELECT dp_pg.synthesize(...)",
 						   SynthChargeDetail(plan, rel, cols));
 			DpDebugPause("before_release");
