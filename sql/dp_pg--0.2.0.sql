@@ -1773,6 +1773,7 @@ BEGIN
 		RAISE WARNING 'dp_pg is not in shared_preload_libraries: its dp aggregates, query guard and ledger stay off until it is'
 			USING HINT = 'Add dp_pg to shared_preload_libraries in postgresql.conf and restart the server (docs/dba.md, "Installing by hand").';
 	END IF;
+END $$;
 
 --
 -- Table budgets, budget windows and reports of privacy loss (docs/dba.md,
