@@ -960,6 +960,34 @@ DpKeyStateIndex(DpKeyState *ks, Oid collation)
 	DpKeyIndexBuild(&ks->index, ks->cxt, ks->hashes, ks->nkeys);
 }
 
+/*
+ * The exact counts of keys[0..n) (values of typid) in a key state, ERROR if
+ * the state holds keys of another type; keys the state holds that are not
+ * among them are left out (the estimates of locally private columns,
+ * agg_rr.c, count its declared keys only).
+ */
+void
+DpKeyStateCountKeys(void *state, Oid typid, Oid collation, const Datum *keys, int n, int64 *counts)
+{
+	DpKeyState *ks = (DpKeyState *) state;
+
+	memset(counts, 0, n * sizeof(int64));
+	if (ks == NULL)
+		return;
+	if (ks->ops.typid != typid)
+		DpStateCorrupt(hist_name, "The state's key type is not the aggregate's.");
+	DpKeyStateIndex(ks, collation);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		key = DpKeyPrepare(&ks->ops, keys[i]);
+		int			j = DpKeyIndexFind(&ks->index, &ks->ops, ks->keys, ks->hashes, key,
+									   DpKeyHash(&ks->ops, key), NULL);
+
+		if (j >= 0)
+			counts[i] = ks->counts[j];
+	}
+}
+
 /* Transition of dp_histogram(key, mech): count each distinct key. */
 Datum
 dp_histogram_keys_trans(PG_FUNCTION_ARGS)

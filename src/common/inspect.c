@@ -27,6 +27,7 @@
 #include "agg_common.h"
 #include "calibrate.h"
 #include "noise.h"
+#include "rr.h"
 
 PG_FUNCTION_INFO_V1(dp_inspect_calibrate);
 PG_FUNCTION_INFO_V1(dp_inspect_privacy_delta);
@@ -306,4 +307,49 @@ dp_confidence_interval(PG_FUNCTION_ARGS)
 	values[0] = Float8GetDatum(value - h);
 	values[1] = Float8GetDatum(value + h);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/* ERROR 22023 unless epsilon and k are those of a randomized response. */
+static void
+DpCheckRR(double epsilon, int32 k)
+{
+	DpRR		rr;
+	char		err[256];
+
+	if (!dp_rr_prepare(&rr, epsilon, k, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s", err)));
+}
+
+PG_FUNCTION_INFO_V1(dp_rr_estimate_sql);
+PG_FUNCTION_INFO_V1(dp_rr_halfwidth_sql);
+
+/* dp_pg.rr_estimate(reported, n, epsilon, k): ((e^eps + k - 1) reported - n)/(e^eps - 1). */
+Datum
+dp_rr_estimate_sql(PG_FUNCTION_ARGS)
+{
+	double		reported = PG_GETARG_FLOAT8(0);
+	double		n = PG_GETARG_FLOAT8(1);
+
+	DpCheckRR(PG_GETARG_FLOAT8(2), PG_GETARG_INT32(3));
+	DpCheckArg("n", n, 0.0, true, 1e18);
+	DpCheckArg("reported", reported, -1e18, true, 1e18);
+	PG_RETURN_FLOAT8(dp_rr_estimate(reported, n, PG_GETARG_FLOAT8(2), PG_GETARG_INT32(3)));
+}
+
+/* dp_pg.rr_halfwidth(n, epsilon, beta, k): scale sqrt(n ln(2/beta)/2) (seed 002's bound). */
+Datum
+dp_rr_halfwidth_sql(PG_FUNCTION_ARGS)
+{
+	double		n = PG_GETARG_FLOAT8(0);
+	double		beta = PG_GETARG_FLOAT8(2);
+
+	DpCheckRR(PG_GETARG_FLOAT8(1), PG_GETARG_INT32(3));
+	DpCheckArg("n", n, 0.0, true, 1e18);
+	if (isnan(beta) || !(beta > 0.0 && beta < 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("beta must be a number greater than 0 and less than 1, got %g", beta)));
+	PG_RETURN_FLOAT8(dp_rr_halfwidth(n, PG_GETARG_FLOAT8(1), PG_GETARG_INT32(3), beta));
 }

@@ -81,6 +81,7 @@
 #include "guc.h"
 #include "ledger.h"
 #include "plantree.h"
+#include "protected.h"
 
 PG_FUNCTION_INFO_V1(dp_estimate_query_cost);
 
@@ -135,13 +136,15 @@ DpContainsNonExternParam(Node *node, void *context)
 /*
  * The arguments of the Aggref as written: for a finalizing Aggref that
  * combines partial states, follow its single argument down the plan to the
- * Partial Aggregate's Aggref.
+ * Partial Aggregate's Aggref.  *argplan is the Agg node whose input the
+ * arguments' Vars refer to.
  */
 static List *
-DpOriginalArgs(Aggref *aggref, Plan *plan)
+DpOriginalArgs(Aggref *aggref, Plan *plan, Plan **argplan)
 {
 	Node	   *expr;
 
+	*argplan = plan;
 	if (!DO_AGGSPLIT_COMBINE(aggref->aggsplit))
 		return aggref->args;
 
@@ -157,7 +160,10 @@ DpOriginalArgs(Aggref *aggref, Plan *plan)
 		AttrNumber	attno;
 
 		if (IsA(expr, Aggref))
+		{
+			*argplan = plan;
 			return ((Aggref *) expr)->args;
+		}
 		if (!IsA(expr, Var))
 			break;
 		attno = ((Var *) expr)->varattno;
@@ -195,6 +201,79 @@ DpEvalConstArg(const DpAggKind *kind, Expr *expr, ExprContext *econtext, bool *i
 						   "column references, volatile functions and subqueries are not allowed.")));
 	es = ExecInitExpr(expr, NULL);
 	return ExecEvalExprSwitchContext(es, econtext, isnull);
+}
+
+/* The column a site's argument reads (see release.h). */
+bool
+DpCallSiteArgColumn(const DpCallSite *site, int argno, Oid *relid, AttrNumber *attno)
+{
+	Plan	   *plan;
+	List	   *args = DpOriginalArgs(site->aggref, site->aggplan, &plan);
+	Expr	   *expr;
+
+	if (argno < 0 || argno >= list_length(args))
+		return false;
+	expr = list_nth_node(TargetEntry, args, argno)->expr;
+	/* each step goes one plan node down; a plan is far shallower than this */
+	for (int depth = 0; depth < 1000; depth++)
+	{
+		Var		   *v;
+		List	   *tlist;
+
+		while (IsA(expr, RelabelType))
+			expr = ((RelabelType *) expr)->arg;
+		if (!IsA(expr, Var) || ((Var *) expr)->varattno <= 0)
+			return false;
+		v = (Var *) expr;
+		if (IsA(plan, Append) || IsA(plan, MergeAppend))
+			return false;		/* rows of several relations */
+		if (v->varno == OUTER_VAR || v->varno == INNER_VAR)
+		{
+			plan = v->varno == OUTER_VAR ? outerPlan(plan) : innerPlan(plan);
+			tlist = plan ? plan->targetlist : NIL;
+		}
+		else if (v->varno == INDEX_VAR)
+		{
+			if (!IsA(plan, IndexOnlyScan))
+				return false;	/* a foreign or custom scan's own list */
+			tlist = ((IndexOnlyScan *) plan)->indextlist;
+		}
+		else if (IsA(plan, SubqueryScan))
+		{
+			plan = ((SubqueryScan *) plan)->subplan;
+			tlist = plan->targetlist;
+		}
+		else
+		{
+			RangeTblEntry *rte = exec_rt_fetch(v->varno, site->estate);
+
+			if (rte->rtekind != RTE_RELATION)
+				return false;
+			*relid = rte->relid;
+			*attno = v->varattno;
+			return true;
+		}
+		if (v->varattno > list_length(tlist))
+			return false;
+		expr = list_nth_node(TargetEntry, tlist, v->varattno - 1)->expr;
+	}
+	return false;
+}
+
+/* True if the site's statement reads a protected table anywhere (see release.h). */
+bool
+DpCallSiteReadsProtected(const DpCallSite *site)
+{
+	ListCell   *lc;
+
+	foreach(lc, site->estate->es_range_table)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+		if (rte->rtekind == RTE_RELATION && DpIsProtected(rte->relid))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -249,7 +328,8 @@ DpBoundArg(const DpAggKind *kind, List *args, int argno, Oid type, int64 max, Ex
 static DpCallSite *
 DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate)
 {
-	List	   *args = DpOriginalArgs(aggref, plan);
+	Plan	   *argplan;
+	List	   *args = DpOriginalArgs(aggref, plan, &argplan);
 	ExprContext *econtext = CreateExprContext(estate);
 	DpCallSite *site = palloc0(sizeof(DpCallSite));
 	Datum		values[DP_MAX_CONST_ARGS];
@@ -260,6 +340,8 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 
 	site->kind = kind;
 	site->aggref = aggref;
+	site->aggplan = plan;
+	site->estate = estate;
 	site->unit_rows = 1;
 	site->unit_groups = 1;
 	site->bar_index = -1;

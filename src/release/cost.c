@@ -141,6 +141,18 @@ DpChargeDetail(List *sites)
 	return buf.data;
 }
 
+/* True if a composed cost is nothing at all: only free call sites (estimates of reports anyone may read). */
+static bool
+DpCostIsFree(const DpCost *c)
+{
+	if (c->epsilon != 0.0 || c->delta != 0.0 || c->rho != 0.0)
+		return false;
+	for (int i = 0; i < DP_RDP_NALPHAS; i++)
+		if (c->rdp[i] != 0.0)
+			return false;
+	return true;
+}
+
 /* Charge the query's cost (leader only) and mark its sites charged. */
 void
 DpChargeQuery(QueryDesc *queryDesc, List *sites)
@@ -157,7 +169,7 @@ DpChargeQuery(QueryDesc *queryDesc, List *sites)
 		DpComposeSites(sites, &total);
 		DpLedgerCheckCost(&total);
 		nroles = DpLedgerChargedRoles(roles);
-		if (nroles > 0)
+		if (nroles > 0 && !DpCostIsFree(&total))
 		{
 			DpLedgerCharge(roles, nroles, &total, queryDesc->sourceText, DpChargeDetail(sites));
 			DpDebugPause("before_release");

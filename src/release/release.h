@@ -74,6 +74,8 @@ typedef struct DpAggKind
 	bool		selects_groups;
 	/* releases only the groups whose noisy count reaches a threshold (no zCDP split over cells) */
 	bool		thresholded;
+	/* estimates from a locally private column (agg_rr.c): no bounded form, no privacy unit */
+	bool		local;
 	/* Plan the noise of a call site; ERROR on invalid arguments. */
 	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
 
@@ -118,6 +120,8 @@ struct DpCallSite
 	int			bar_index;		/* its row of the session's error bars, or -1 (cache.c) */
 	uint64		session_release;	/* the session's release it belongs to (cache.c) */
 	void	   *extra;			/* kind-specific per-query data */
+	Plan	   *aggplan;		/* the Agg node it finalizes in (while planned) */
+	EState	   *estate;			/* the query's executor state (while planned) */
 };
 
 /* cost.c: the mechanism with 1/k of its budget (epsilon and delta, or rho, divided by k). */
@@ -131,6 +135,17 @@ extern void DpChargeQuery(QueryDesc *queryDesc, List *sites);
 
 /* cost.c: the (epsilon, delta, rho, call_sites) record of a cost, for fcinfo's result. */
 extern Datum DpCostRecord(FunctionCallInfo fcinfo, const DpCost *c, int sites);
+
+/*
+ * callsite.c, for a kind's plan(): the column of a table that argument argno
+ * of the site reads, when it is a plain column reference through the plan
+ * (scans, joins, sorts, gathers; not an expression, an Append or a foreign
+ * scan); false otherwise.
+ */
+extern bool DpCallSiteArgColumn(const DpCallSite *site, int argno, Oid *relid, AttrNumber *attno);
+
+/* callsite.c: true if the site's statement reads a protected table anywhere. */
+extern bool DpCallSiteReadsProtected(const DpCallSite *site);
 
 /* Before the standard ExecutorStart: bind the dp aggregates' constant arguments (callsite.c). */
 extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
