@@ -903,3 +903,21 @@ CREATE FUNCTION dp_pg.rr_halfwidth(n float8, epsilon float8, beta float8 DEFAULT
 	AS 'MODULE_PATHNAME', 'dp_rr_halfwidth_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_pg.rr_halfwidth(float8, float8, float8, int4) IS
 	'the Chernoff (Hoeffding) bound of randomized response: the estimated count of n rows is within this of the truth with probability 1 - beta (divide by n for a share)';
+
+-- Group-wise relative error (src/core/groupwise.c; docs/privacy.md,
+-- "Group-wise relative error"): seed 001's Algorithm 1 as a mechanism of
+-- dp_count and dp_histogram with bins, groupwise(rho=R, r=X), charged its rho;
+-- the per-group guarantee as a function of a group's size, computed
+-- numerically from public inputs (free).
+CREATE FUNCTION dp_groupwise(rho float8, r float8) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_groupwise(float8, float8) IS
+	'group-wise relative error (seed 001, Algorithm 1): a discrete Gaussian at rho, then noise of relative size r; rho-zCDP';
+CREATE FUNCTION dp_pg.groupwise_divergence(mech dp_mechanism, group_size int8, alpha float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_groupwise_divergence_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.groupwise_divergence(dp_mechanism, int8, float8) IS
+	'the largest Renyi divergence of order alpha between groupwise releases of counts group_size and group_size +- 1 (computed numerically)';
+CREATE FUNCTION dp_pg.groupwise_rho(mech dp_mechanism, group_size int8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_groupwise_rho_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.groupwise_rho(dp_mechanism, int8) IS
+	'the per-group zCDP parameter of a group of group_size rows under a groupwise mechanism: max over alpha in [1.25, 64] of D_alpha / alpha';

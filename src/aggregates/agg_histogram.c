@@ -786,6 +786,7 @@ const DpAggKind dp_histogram_bins_kind = {
 	.finalfn = dp_histogram_bins_final,
 	.nargs = 3,
 	.bounded_extra = 3,
+	.groupwise = true,
 	.mech_argno = 2,
 	.nconst = 1,
 	.const_argnos = {1},
@@ -797,22 +798,25 @@ const DpAggKind dp_histogram_width_kind = {
 	.finalfn = dp_histogram_width_final,
 	.nargs = 5,
 	.bounded_extra = 3,
+	.groupwise = true,
 	.mech_argno = 4,
 	.nconst = 3,
 	.const_argnos = {1, 2, 3},
 	.plan = DpHistWidthPlan,
 };
 
-/* A count plus one draw of the site's noise, or ERROR 22003. */
+/* A count released with the site's noise (groupwise's two steps, with its own interval), or ERROR 22003. */
 static int64
 DpNoisyCount(const DpCallSite *site, int64 count)
 {
-	int64		r;
+	bool		overflow;
+	int64		r = dp_noise_release(&site->plan, count, DpBackendRng(), &overflow);
 
-	if (pg_add_s64_overflow(count, dp_sampler_draw(&site->plan.sampler, DpBackendRng()), &r))
+	if (overflow)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("bigint out of range")));
+	DpBarsNoteGroupwise(site, r);
 	return r;
 }
 
@@ -1177,7 +1181,8 @@ DpPartitionPlan(DpNoisePlan *plan, const DpMechanism *mech, int64 rows)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s(key, mechanism) needs a mechanism with a delta", hist_name),
 				 errdetail("Releasing which keys occur has a small chance of revealing a single row; that chance is bounded by the mechanism's delta, and %s has none.",
-						   mech->family == DP_MECH_LAPLACE ? "a pure-epsilon laplace mechanism" : "a rho-zCDP mechanism"),
+						   mech->family == DP_MECH_LAPLACE ? "a pure-epsilon laplace mechanism" :
+						   mech->family == DP_MECH_GROUPWISE ? "a groupwise (rho-zCDP) mechanism" : "a rho-zCDP mechanism"),
 				 errhint("Use gaussian(epsilon=.., delta=..) or osgt(epsilon=.., delta=..), or list public bins: dp_histogram(key, bins, mechanism).")));
 	if (!dp_noise_plan(plan, mech, rows, rows, 0, err, sizeof(err)))
 		DpReportMechanismError(err);

@@ -375,6 +375,12 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 		if (!dp_mechanism_validate(&site->mech, err, sizeof(err)))
 			DpReportMechanismError(err);
 	}
+	if (dp_mechanism_is_groupwise(&site->mech) && !kind->groupwise)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s does not take groupwise(rho=.., r=..)", kind->name),
+				 errdetail("The group-wise relative-error mechanism releases counts: dp_count(expr, mechanism) and "
+						   "dp_histogram with bins (on a table with a privacy unit, dp_histogram only).")));
 	/* a unit touches at most unit_groups cells: each cell gets 1/groups of the budget */
 	orig_mech = site->mech;
 	if (site->unit_groups > 1)

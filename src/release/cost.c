@@ -41,7 +41,8 @@ DpSplitMechanism(const DpMechanism *mech, int k)
 	{
 		case DP_FORM_EPSILON:
 		case DP_FORM_RHO:
-			part.p[0] = mech->p[0] / k;
+		case DP_FORM_GROUPWISE:
+			part.p[0] = mech->p[0] / k;	/* groupwise: its rho (r stays) */
 			break;
 		case DP_FORM_EPSILON_DELTA:
 			part.p[0] = mech->p[0] / k;

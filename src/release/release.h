@@ -76,6 +76,8 @@ typedef struct DpAggKind
 	bool		thresholded;
 	/* estimates from a locally private column (agg_rr.c): no bounded form, no privacy unit */
 	bool		local;
+	/* releases counts with dp_noise_release: groupwise(rho, r) is accepted */
+	bool		groupwise;
 	/* Plan the noise of a call site; ERROR on invalid arguments. */
 	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
 
@@ -242,6 +244,12 @@ typedef struct DpValueBar
 
 /* The error bars of a query's distinct call sites (palloc'd in the current context; bars.c). */
 extern DpSiteBar *DpBarsOfSites(List *sites, int *n);
+
+/*
+ * A final function released y (lattice units) with a groupwise(rho, r) plan:
+ * keep its own interval (bars.c; nothing for other plans).
+ */
+extern void DpBarsNoteGroupwise(const DpCallSite *site, int64 y);
 
 /*
  * The query's call sites were charged: remember their bars as the session's
