@@ -19,6 +19,8 @@ OBJS = \
 	src/core/moments.o \
 	src/core/rr.o \
 	src/core/groupwise.o \
+	src/core/accuracy.o \
+	src/core/interval.o \
 	src/common/agg_common.o \
 	src/release/catalogue.o \
 	src/release/cost.o \
@@ -93,7 +95,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
-REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs cache canonical_keys unit_groups ddl_fence versions synthesize randomize groupwise cleanup
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs cache canonical_keys unit_groups ddl_fence versions synthesize randomize groupwise accuracy_first cleanup
 REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor
 REGRESS_OPTS = --load-extension=dp_pg
 

@@ -921,3 +921,19 @@ CREATE FUNCTION dp_pg.groupwise_rho(mech dp_mechanism, group_size int8) RETURNS 
 	AS 'MODULE_PATHNAME', 'dp_groupwise_rho_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_pg.groupwise_rho(dp_mechanism, int8) IS
 	'the per-group zCDP parameter of a group of group_size rows under a groupwise mechanism: max over alpha in [1.25, 64] of D_alpha / alpha';
+
+-- Accuracy first (src/core/accuracy.c, src/core/interval.c; docs/privacy.md,
+-- "Accuracy first"): accuracy(halfwidth=H, level=L[, rows=N]) names the
+-- accuracy instead of the budget; dp_count, dp_sum, dp_avg and dp_histogram
+-- with bins resolve it into the cheapest mechanism of the family the role's
+-- accounting chooses.  dp_pg.accuracy_cost answers what a query would cost at
+-- a given accuracy (planned, not run, not charged).
+CREATE FUNCTION dp_accuracy(halfwidth float8, level float8 DEFAULT 0.95, rows int4 DEFAULT 1) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_accuracy(float8, float8, int4) IS
+	'the cheapest noise whose closed interval [answer - halfwidth, answer + halfwidth] holds the truth with probability level (dp_avg: for groups of rows values or more)';
+CREATE FUNCTION dp_pg.accuracy_cost(query text, halfwidth float8, level float8 DEFAULT 0.95, rows int4 DEFAULT 1,
+	OUT epsilon float8, OUT delta float8, OUT rho float8, OUT call_sites int4, OUT mechanisms text)
+	RETURNS record AS 'MODULE_PATHNAME', 'dp_accuracy_cost' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.accuracy_cost(text, float8, float8, int4) IS
+	'what a query would cost if each dp aggregate with an error bar asked for accuracy(halfwidth, level, rows), and the mechanisms chosen (planned, not run, not charged)';

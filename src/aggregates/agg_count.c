@@ -49,6 +49,7 @@ const DpAggKind dp_count_kind = {
 	.nargs = 2,
 	.mech_argno = 1,
 	.groupwise = true,
+	.accuracy = true,
 	.plan = DpCountPlan,
 };
 

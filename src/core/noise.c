@@ -36,6 +36,9 @@
 #include <string.h>
 
 #define DP_MAX_LATTICE_SENS (1LL << 40)
+/* The largest noise the samplers take (sample.h): Laplace t with 72 t <= 2^62, sigma < 2^32. */
+#define DP_MAX_LAPLACE_T 0x1p55
+#define DP_MAX_SIGMA2 0x1p60
 
 /* Validate a sensitivity in lattice units. */
 static bool
@@ -120,6 +123,11 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 
 				if (!check_sensitivity(l1, "L1", err, errlen))
 					return false;
+				if (!(dp_discrete_laplace_scale(l1, eps) <= DP_MAX_LAPLACE_T))
+				{
+					snprintf(err, errlen, "the noise for this mechanism and sensitivity is beyond the samplers' range");
+					return false;
+				}
 				t = dp_rational_up(dp_discrete_laplace_scale(l1, eps));
 				dp_sampler_laplace(&plan->sampler, t);
 				plan->t = rational_value(t);
@@ -148,6 +156,11 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 				if (!(sigma2 > 0.0) || !isfinite(sigma2))
 				{
 					snprintf(err, errlen, "could not calibrate Gaussian noise for this mechanism and sensitivity");
+					return false;
+				}
+				if (!(sigma2 <= DP_MAX_SIGMA2))
+				{
+					snprintf(err, errlen, "the noise for this mechanism and sensitivity is beyond the samplers' range");
 					return false;
 				}
 				s2 = dp_rational_up(sigma2);
@@ -183,6 +196,11 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 				if (!(p.sigma2 > 0.0) || !isfinite(p.sigma2) || !(p.m >= 0.0) || !isfinite(p.m))
 				{
 					snprintf(err, errlen, "could not calibrate OSGT noise for this mechanism and sensitivity");
+					return false;
+				}
+				if (!(p.sigma2 <= DP_MAX_SIGMA2) || !(p.m <= DP_MAX_SIGMA2))
+				{
+					snprintf(err, errlen, "the noise for this mechanism and sensitivity is beyond the samplers' range");
 					return false;
 				}
 				s2 = dp_rational_up(p.sigma2);

@@ -114,6 +114,15 @@ DpBarsOfSites(List *sites, int *n)
 		if (b->note[0] == '\0')
 			strlcpy(b->note, "[answer - h, answer + h] (closed, h = ci95_halfwidth) holds the true value with "
 					"probability 0.95 or more: the noise alone.", sizeof(b->note));
+		len = strlen(b->note);
+		if (dp_mechanism_is_accuracy(&s->asked) && len < sizeof(b->note))
+		{
+			char		asked[DP_MECH_TEXT_LEN];
+
+			dp_mechanism_format(&s->asked, asked, sizeof(asked));
+			snprintf(b->note + len, sizeof(b->note) - len,
+					 " Asked: %s, the cheapest %s meeting it.", asked, dp_mechanism_family_name(s->mech.family));
+		}
 		/* what unit bounding leaves out is in no interval (bounding bias) */
 		len = strlen(b->note);
 		if (s->bounded && len < sizeof(b->note))

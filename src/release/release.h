@@ -78,6 +78,15 @@ typedef struct DpAggKind
 	bool		local;
 	/* releases counts with dp_noise_release: groupwise(rho, r) is accepted */
 	bool		groupwise;
+	/* accuracy(halfwidth, level[, rows]) is accepted: its values have an error bar of their own */
+	bool		accuracy;
+
+	/*
+	 * Optional, with accuracy: the half-width at level of a planned site's
+	 * values (for a group of at least rows rows, where that matters: an
+	 * average's); NULL: the additive plan's, dp_noise_plan_halfwidth.
+	 */
+	double		(*halfwidth) (const struct DpCallSite *site, double level, int64 rows);
 	/* Plan the noise of a call site; ERROR on invalid arguments. */
 	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
 
@@ -122,12 +131,34 @@ struct DpCallSite
 	int			bar_index;		/* its row of the session's error bars, or -1 (cache.c) */
 	uint64		session_release;	/* the session's release it belongs to (cache.c) */
 	void	   *extra;			/* kind-specific per-query data */
+	DpMechanism asked;			/* accuracy(..) asked for, resolved into mech (family 0: none) */
 	Plan	   *aggplan;		/* the Agg node it finalizes in (while planned) */
 	EState	   *estate;			/* the query's executor state (while planned) */
 };
 
 /* cost.c: the mechanism with 1/k of its budget (epsilon and delta, or rho, divided by k). */
 extern DpMechanism DpSplitMechanism(const DpMechanism *mech, int k);
+
+/*
+ * cost.c: the families accuracy(..) is resolved in (their number), by the
+ * accounting of the roles the query is charged to: laplace when any of their
+ * budgets has a delta limit of 0 (it admits nothing else); otherwise by the
+ * session user's budget (else the first charged): gaussian(rho) under a rho
+ * limit, laplace without a delta limit, else both laplace(epsilon) and
+ * gaussian(rho), of which the site keeps the one that adds less to that
+ * budget's spent epsilon at its delta limit (DpAccuracyPrefer); without a
+ * budget, the family and delta of dp_pg.default_mechanism.
+ */
+typedef struct DpAccuracyShape
+{
+	int			family;
+	int			form;
+	double		delta;			/* for (epsilon, delta) forms */
+} DpAccuracyShape;
+extern int	DpAccuracyShapes(DpAccuracyShape shapes[2]);
+
+/* cost.c: would cost a add less than cost b to the spent epsilon of the budget DpAccuracyShapes follows? */
+extern bool DpAccuracyPrefer(const DpCost *a, const DpCost *b);
 
 /* cost.c: the composed cost of the distinct call sites (and their count). */
 extern int	DpComposeSites(List *sites, DpCost *total);
