@@ -17,6 +17,10 @@ OBJS = \
 	src/core/sample.o \
 	src/core/quantile.o \
 	src/core/moments.o \
+	src/core/rr.o \
+	src/core/groupwise.o \
+	src/core/accuracy.o \
+	src/core/interval.o \
 	src/common/agg_common.o \
 	src/release/catalogue.o \
 	src/release/cost.o \
@@ -33,6 +37,7 @@ OBJS = \
 	src/aggregates/agg_histogram.o \
 	src/aggregates/agg_quantile.o \
 	src/aggregates/agg_units.o \
+	src/aggregates/agg_rr.o \
 	src/common/canonical.o \
 	src/aggregates/postprocess.o \
 	src/aggregates/moments.o \
@@ -53,6 +58,7 @@ OBJS = \
 	src/common/names.o \
 	src/guard/guard.o \
 	src/common/protected.o \
+	src/common/randomized.o \
 	src/guard/session.o \
 	src/guard/trust.o \
 	src/guard/stats.o \
@@ -93,7 +99,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
-REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence versions synthesize guidance cleanup
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence versions synthesize guidance randomize groupwise accuracy_first cleanup
 REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor table_budgets
 REGRESS_OPTS = --load-extension=dp_pg
 

@@ -1048,3 +1048,365 @@ CREATE OR REPLACE VIEW dp_pg.table_budgets AS
 	FROM dp_pg.table_budget_rows() t;
 COMMENT ON VIEW dp_pg.table_budgets IS
 	'one row per table budget: limits, spending over every role in the current window, lifetime totals (superusers and monitoring roles: every database''s; others: this database''s protected tables); spent, remaining and lifetime to six significant digits (exactly: dp_pg.table_budget_rows())';
+
+-- Locally private columns: randomized response (src/common/randomized.c,
+-- src/core/rr.c, src/aggregates/agg_rr.c; docs/privacy.md, "Locally private
+-- columns").  dp_pg.randomize() makes a column locally private at a stated
+-- epsilon: every value written to it is replaced by its randomized report
+-- before anything else sees it, by the trigger "!dp_pg_randomize" (BEFORE
+-- INSERT OR UPDATE FOR EACH ROW, ENABLE ALWAYS, first by name); existing
+-- values are randomized once.  The estimates read the reports: free when the
+-- statement reads no protected table, one charged histogram release of the
+-- report counts otherwise.
+CREATE FUNCTION dp_rr(epsilon float8) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_rr(float8) IS
+	'randomized response at epsilon, for dp_pg.randomize: each stored value is epsilon-DP';
+CREATE TABLE dp_pg.randomized_columns (
+	relid regclass NOT NULL,
+	attname name NOT NULL,
+	epsilon float8 NOT NULL CHECK (epsilon >= 8.673617379884035e-19 AND epsilon <= 100),
+	keys text[] NOT NULL CHECK (cardinality(keys) BETWEEN 2 AND 1000 AND array_position(keys, NULL) IS NULL),
+	type regtype NOT NULL,
+	randomized_at timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (relid, attname)
+);
+REVOKE ALL ON dp_pg.randomized_columns FROM PUBLIC;
+GRANT SELECT ON dp_pg.randomized_columns TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.randomized_columns', '');
+COMMENT ON TABLE dp_pg.randomized_columns IS
+	'the locally private columns (dp_pg.randomize): each stored value is a randomized report over keys, epsilon-DP for the value written';
+CREATE TRIGGER dp_pg_data_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.randomized_columns
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed('settings');
+CREATE FUNCTION dp_pg.randomize_row() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'dp_randomize_row' LANGUAGE C;
+COMMENT ON FUNCTION dp_pg.randomize_row() IS
+	'the trigger of a table with locally private columns: stores each written value''s randomized report';
+CREATE FUNCTION dp_pg.randomize_epsilon(mech dp_mechanism) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_randomize_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- the declaration (the keys as given, NULL for a boolean, an enum's labels or
+-- the column's public keys): checks, catalog row, trigger, existing rows
+CREATE FUNCTION dp_pg.randomize_column(tbl regclass, col name, mechanism dp_mechanism, keys text[])
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	eps float8;
+	att record;
+	canon text[];
+	fits boolean;
+	n bigint;
+BEGIN
+	IF tbl IS NULL OR col IS NULL OR mechanism IS NULL THEN
+		RAISE EXCEPTION 'table, column and mechanism must not be null' USING ERRCODE = '22004';
+	END IF;
+	eps := dp_pg.randomize_epsilon(mechanism);
+	IF (SELECT relkind FROM pg_class WHERE oid = tbl) IS DISTINCT FROM 'r' THEN
+		RAISE EXCEPTION 'only plain tables can have locally private columns, "%" is not one', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF (SELECT relispartition FROM pg_class WHERE oid = tbl)
+	   OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = tbl OR inhrelid = tbl) THEN
+		RAISE EXCEPTION 'partitions and tables with inheritance children or parents cannot have locally private columns: "%"', tbl
+			USING ERRCODE = '0A000',
+			DETAIL = 'A partition''s routing reads the true value before any trigger.';
+	END IF;
+	SELECT a.attnum, a.atttypid::regtype AS typ, a.atttypmod, a.attgenerated, a.attidentity, a.attcollation,
+		t.typtype, format_type(a.atttypid, a.atttypmod) AS typname
+	INTO att FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+	WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', col, tbl USING ERRCODE = '42703';
+	END IF;
+	IF att.attgenerated <> '' OR att.attidentity <> '' THEN
+		RAISE EXCEPTION 'column "%" of "%" is generated or an identity column; it cannot be locally private', col, tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF EXISTS (SELECT 1 FROM dp_pg.randomized_columns r WHERE r.relid = tbl AND r.attname = col) THEN
+		RAISE EXCEPTION 'column "%" of "%" is already locally private', col, tbl USING ERRCODE = '42710',
+			HINT = 'dp_pg.unrandomize() it first (its stored values stay randomized; randomizing them again would only add noise).';
+	END IF;
+	IF att.typ = 'boolean'::regtype THEN
+		IF keys IS NOT NULL THEN
+			RAISE EXCEPTION 'a boolean column is randomized over false and true: give no keys' USING ERRCODE = '22023';
+		END IF;
+		canon := '{f,t}';
+	ELSIF att.typtype = 'e' THEN
+		IF keys IS NULL THEN
+			SELECT array_agg(enumlabel::text ORDER BY enumsortorder) INTO canon FROM pg_enum WHERE enumtypid = att.typ;
+		END IF;
+	ELSIF att.typ IN ('int2'::regtype, 'int4', 'int8', 'text', 'varchar') THEN
+		IF att.typ IN ('text'::regtype, 'varchar') AND NOT EXISTS (
+			SELECT 1 FROM pg_collation WHERE oid = att.attcollation AND collisdeterministic) THEN
+			RAISE EXCEPTION 'column "%" of "%" has a nondeterministic collation', col, tbl USING ERRCODE = '0A000',
+				DETAIL = 'Its values are compared with the keys byte by byte.';
+		END IF;
+		IF keys IS NULL THEN
+			SELECT k.keys INTO keys FROM dp_pg.public_keys k WHERE k.relid = tbl AND k.attname = col;
+		END IF;
+		IF keys IS NULL THEN
+			RAISE EXCEPTION 'column "%" of "%" needs its keys: the values it may hold', col, tbl USING ERRCODE = '22023',
+				HINT = 'Pass them: dp_pg.randomize(table, column, mechanism, keys), or declare them with dp_pg.set_public_keys().';
+		END IF;
+	ELSE
+		RAISE EXCEPTION 'column "%" of "%" is of type %; locally private columns are boolean, int2, int4, int8, text, varchar or an enum',
+			col, tbl, att.typ USING ERRCODE = '0A000';
+	END IF;
+	IF canon IS NULL THEN
+		IF array_position(keys, NULL) IS NOT NULL THEN
+			RAISE EXCEPTION 'the keys of a locally private column must not contain null' USING ERRCODE = '22004';
+		END IF;
+		-- each key in the canonical spelling of the column's type, which the column can hold as it is
+		EXECUTE format('SELECT array_agg(k::%s::text ORDER BY o), bool_and(k::%s::text = k::%s::text) '
+			'FROM unnest($1) WITH ORDINALITY u(k, o)', att.typ, att.typ, att.typname)
+			INTO canon, fits USING keys;
+		IF NOT fits THEN
+			RAISE EXCEPTION 'a key of column "%" of "%" does not fit its type %', col, tbl, att.typname USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	IF cardinality(canon) IS NULL OR cardinality(canon) < 2 OR cardinality(canon) > 1000 THEN
+		RAISE EXCEPTION 'a locally private column needs between 2 and 1000 keys, got %', coalesce(cardinality(canon), 0)
+			USING ERRCODE = '22023';
+	END IF;
+	IF (SELECT count(DISTINCT c) FROM unnest(canon) c) <> cardinality(canon) THEN
+		RAISE EXCEPTION 'the keys of a locally private column must be distinct' USING ERRCODE = '22023';
+	END IF;
+	-- nothing may see a written value before the trigger does
+	IF EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = tbl) THEN
+		RAISE EXCEPTION 'table "%" has rules; a rule would see the true value before it is randomized', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname <> '!dp_pg_randomize'
+	           AND tgname::text COLLATE "C" < '!dp_pg_randomize' AND (tgtype & 3) = 3 AND (tgtype & 20) <> 0) THEN
+		RAISE EXCEPTION 'table "%" has a BEFORE ROW INSERT or UPDATE trigger that would fire before dp_pg''s', tbl
+			USING ERRCODE = '0A000', HINT = 'Rename it so that it sorts after "!dp_pg_randomize".';
+	END IF;
+	INSERT INTO dp_pg.randomized_columns (relid, attname, epsilon, keys, type) VALUES (tbl, col, eps, canon, att.typ);
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = '!dp_pg_randomize') THEN
+		EXECUTE format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION dp_pg.randomize_row()',
+			'!dp_pg_randomize', tbl);
+	END IF;
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', tbl, '!dp_pg_randomize');
+	-- the values stored so far: randomized once, through the trigger
+	EXECUTE format('UPDATE %s SET %I = %I WHERE %I IS NOT NULL', tbl, col, col, col);
+	GET DIAGNOSTICS n = ROW_COUNT;
+	IF n > 0 THEN
+		RAISE NOTICE 'randomized the % values already in column "%" of "%"', n, col, tbl
+			USING DETAIL = 'They were stored before: earlier WAL, backups and the table''s free space may hold them.',
+			HINT = 'VACUUM FULL the table, then take a new base backup and remove the older ones and their WAL.';
+	END IF;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.randomize_column(regclass, name, dp_mechanism, text[]) FROM PUBLIC;
+CREATE FUNCTION dp_pg.randomize(tbl regclass, col name, mechanism dp_mechanism) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	PERFORM dp_pg.randomize_column(tbl, col, mechanism, NULL::text[]);
+END $$;
+CREATE FUNCTION dp_pg.randomize(tbl regclass, col name, mechanism dp_mechanism, keys anyarray) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	IF keys IS NULL THEN
+		RAISE EXCEPTION 'keys must not be null (leave them out for a boolean or an enum column)' USING ERRCODE = '22004';
+	END IF;
+	PERFORM dp_pg.randomize_column(tbl, col, mechanism, keys::text[]);
+END $$;
+COMMENT ON FUNCTION dp_pg.randomize(regclass, name, dp_mechanism) IS
+	'make a boolean or enum column (or one with declared public keys) locally private: every value written is stored as its randomized report, rr(epsilon=E)';
+COMMENT ON FUNCTION dp_pg.randomize(regclass, name, dp_mechanism, anyarray) IS
+	'make a column locally private over the given keys: every value written is stored as its randomized report, rr(epsilon=E)';
+CREATE FUNCTION dp_pg.unrandomize(tbl regclass, col name) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	DELETE FROM dp_pg.randomized_columns r WHERE r.relid = tbl AND r.attname = col;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" of "%" is not locally private', col, tbl USING ERRCODE = '22023';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.randomized_columns r WHERE r.relid = tbl) THEN
+		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', '!dp_pg_randomize', tbl);
+	END IF;
+END $$;
+COMMENT ON FUNCTION dp_pg.unrandomize(regclass, name) IS
+	'stop randomizing a column: values written from now on are stored as they are (those stored stay randomized)';
+REVOKE EXECUTE ON FUNCTION dp_pg.randomize(regclass, name, dp_mechanism),
+	dp_pg.randomize(regclass, name, dp_mechanism, anyarray), dp_pg.unrandomize(regclass, name) FROM PUBLIC;
+
+-- what keeps the trigger first (docs/dba.md, "Locally private columns"): at the
+-- end of any DDL that could change it, a table with locally private columns
+-- must still be a plain table without rules, partitions or inheritance, keep
+-- each column's name and type, and hold the trigger "!dp_pg_randomize" as
+-- randomize() made it (made ALWAYS again if it was set to fire on origin
+-- sessions only), with no BEFORE ROW INSERT/UPDATE trigger sorting before it;
+-- dropped tables and columns are forgotten
+CREATE FUNCTION dp_pg.forget_randomized() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM dp_pg.randomized_columns) THEN
+		DELETE FROM dp_pg.randomized_columns r USING pg_event_trigger_dropped_objects() d
+		WHERE d.classid = 'pg_class'::regclass AND d.objid = r.relid::oid
+		  AND (d.objsubid = 0 OR (d.object_type = 'table column' AND d.address_names[3] = r.attname));
+	END IF;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.forget_randomized() FROM PUBLIC;
+CREATE EVENT TRIGGER dp_pg_forget_randomized ON sql_drop EXECUTE FUNCTION dp_pg.forget_randomized();
+ALTER EVENT TRIGGER dp_pg_forget_randomized ENABLE ALWAYS;
+CREATE FUNCTION dp_pg.keep_randomized() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+DECLARE
+	r record;
+	t record;
+	bad text;
+BEGIN
+	FOR r IN SELECT DISTINCT c.relid::oid AS relid FROM dp_pg.randomized_columns c LOOP
+		bad := NULL;
+		IF (SELECT relkind FROM pg_class WHERE oid = r.relid) IS DISTINCT FROM 'r'
+		   OR (SELECT relispartition FROM pg_class WHERE oid = r.relid)
+		   OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = r.relid OR inhrelid = r.relid) THEN
+			bad := 'it would become a partition, get inheritance children or parents, or stop being a plain table';
+		ELSIF EXISTS (SELECT 1 FROM dp_pg.randomized_columns c WHERE c.relid = r.relid AND NOT EXISTS (
+			SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.relid AND a.attname = c.attname AND a.attnum > 0
+			AND NOT a.attisdropped AND a.atttypid = c.type)) THEN
+			bad := 'a locally private column would be renamed or change its type';
+		ELSIF EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = r.relid) THEN
+			bad := 'it would have a rule, which sees the true value before the trigger';
+		ELSIF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = r.relid AND tgname <> '!dp_pg_randomize'
+		              AND tgname::text COLLATE "C" < '!dp_pg_randomize' AND (tgtype & 3) = 3 AND (tgtype & 20) <> 0) THEN
+			bad := 'a BEFORE ROW INSERT or UPDATE trigger would fire before dp_pg''s';
+		ELSE
+			SELECT g.tgenabled, g.tgfoid, g.tgtype, g.tgqual, g.tgattr::text AS tgattr, g.tgnargs INTO t
+			FROM pg_trigger g WHERE g.tgrelid = r.relid AND g.tgname = '!dp_pg_randomize';
+			IF NOT FOUND THEN
+				-- (a restore makes the trigger in its post-data section, after the catalog's rows)
+				IF tg_tag IN ('DROP TRIGGER', 'ALTER TRIGGER') THEN
+					bad := 'its trigger "!dp_pg_randomize" would be dropped or renamed';
+				END IF;
+			ELSIF t.tgfoid <> 'dp_pg.randomize_row()'::regprocedure OR t.tgtype <> 23 OR t.tgqual IS NOT NULL
+			      OR t.tgattr <> '' OR t.tgnargs <> 0 THEN
+				bad := 'its trigger "!dp_pg_randomize" would not be the one dp_pg.randomize() made';
+			ELSIF t.tgenabled IN ('D', 'R') THEN
+				bad := 'its trigger "!dp_pg_randomize" would be disabled';
+			ELSIF t.tgenabled = 'O' THEN
+				EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', r.relid::regclass, '!dp_pg_randomize');
+			END IF;
+		END IF;
+		IF bad IS NOT NULL THEN
+			RAISE EXCEPTION 'table "%" has locally private columns: %', r.relid::regclass, bad
+				USING ERRCODE = '0A000',
+				HINT = 'dp_pg.unrandomize() its columns first, or leave the table as it is.';
+		END IF;
+	END LOOP;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.keep_randomized() FROM PUBLIC;
+CREATE EVENT TRIGGER dp_pg_keep_randomized ON ddl_command_end
+	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE TRIGGER', 'ALTER TRIGGER', 'DROP TRIGGER', 'CREATE RULE',
+	             'ALTER RULE')
+	EXECUTE FUNCTION dp_pg.keep_randomized();
+ALTER EVENT TRIGGER dp_pg_keep_randomized ENABLE ALWAYS;
+
+-- the estimates (src/aggregates/agg_rr.c): the key-count state of
+-- dp_histogram(key, mech), read as randomized response over the column's keys
+CREATE FUNCTION dp_pg.rr_trans(internal, anyelement) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_histogram_keys_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_trans(internal, anyelement, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_histogram_keys_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_trans(internal, anyelement, anyelement) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_histogram_keys_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_trans(internal, anyelement, anyelement, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_histogram_keys_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_count_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_count_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_count_mech_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_count_mech_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_proportion_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_proportion_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_proportion_mech_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_proportion_mech_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_histogram_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_rr_histogram_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_histogram_mech_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_rr_histogram_mech_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_rr_count(anyelement, anyelement) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_count_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_count(anyelement, anyelement, dp_mechanism) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_count_mech_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_proportion(anyelement, anyelement) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_proportion_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_proportion(anyelement, anyelement, dp_mechanism) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_proportion_mech_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_histogram(anyelement) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_histogram_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_histogram(anyelement, dp_mechanism) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_histogram_mech_final, PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_rr_count(anyelement, anyelement) IS
+	'unbiased estimate of how many rows hold value in a locally private column (free without a protected table, else a charged release with the default mechanism)';
+COMMENT ON AGGREGATE dp_rr_count(anyelement, anyelement, dp_mechanism) IS
+	'unbiased estimate of how many rows hold value in a locally private column (free without a protected table, else a charged release with mechanism)';
+COMMENT ON AGGREGATE dp_rr_proportion(anyelement, anyelement) IS
+	'estimated share of the rows holding value in a locally private column';
+COMMENT ON AGGREGATE dp_rr_proportion(anyelement, anyelement, dp_mechanism) IS
+	'estimated share of the rows holding value in a locally private column';
+COMMENT ON AGGREGATE dp_rr_histogram(anyelement) IS
+	'unbiased estimated count of every key of a locally private column, as jsonb';
+COMMENT ON AGGREGATE dp_rr_histogram(anyelement, dp_mechanism) IS
+	'unbiased estimated count of every key of a locally private column, as jsonb';
+
+-- free helpers: the estimate and the lecture's bound from counts one already has
+CREATE FUNCTION dp_pg.rr_estimate(reported float8, n float8, epsilon float8, k int4 DEFAULT 2) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_estimate_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.rr_estimate(float8, float8, float8, int4) IS
+	'unbiased estimate of how many of n rows hold a value that `reported` of them report, under randomized response at epsilon over k keys';
+CREATE FUNCTION dp_pg.rr_halfwidth(n float8, epsilon float8, beta float8 DEFAULT 0.05, k int4 DEFAULT 2) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_halfwidth_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.rr_halfwidth(float8, float8, float8, int4) IS
+	'the Chernoff (Hoeffding) bound of randomized response: the estimated count of n rows is within this of the truth with probability 1 - beta (divide by n for a share)';
+
+-- Group-wise relative error (src/core/groupwise.c; docs/privacy.md,
+-- "Group-wise relative error"): seed 001's Algorithm 1 as a mechanism of
+-- dp_count and dp_histogram with bins, groupwise(rho=R, r=X), charged its rho;
+-- the per-group guarantee as a function of a group's size, computed
+-- numerically from public inputs (free).
+CREATE FUNCTION dp_groupwise(rho float8, r float8) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_groupwise(float8, float8) IS
+	'group-wise relative error (seed 001, Algorithm 1): a discrete Gaussian at rho, then noise of relative size r; rho-zCDP';
+CREATE FUNCTION dp_pg.groupwise_divergence(mech dp_mechanism, group_size int8, alpha float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_groupwise_divergence_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.groupwise_divergence(dp_mechanism, int8, float8) IS
+	'the largest Renyi divergence of order alpha between groupwise releases of counts group_size and group_size +- 1 (computed numerically)';
+CREATE FUNCTION dp_pg.groupwise_rho(mech dp_mechanism, group_size int8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_groupwise_rho_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.groupwise_rho(dp_mechanism, int8) IS
+	'the per-group zCDP parameter of a group of group_size rows under a groupwise mechanism: max over alpha in [1.25, 64] of D_alpha / alpha';
+
+-- Accuracy first (src/core/accuracy.c, src/core/interval.c; docs/privacy.md,
+-- "Accuracy first"): accuracy(halfwidth=H, level=L[, rows=N]) names the
+-- accuracy instead of the budget; dp_count, dp_sum, dp_avg and dp_histogram
+-- with bins resolve it into the cheapest mechanism of the family the role's
+-- accounting chooses.  dp_pg.accuracy_cost answers what a query would cost at
+-- a given accuracy (planned, not run, not charged).
+CREATE FUNCTION dp_accuracy(halfwidth float8, level float8 DEFAULT 0.95, rows int4 DEFAULT 1) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_accuracy(float8, float8, int4) IS
+	'the cheapest noise whose closed interval [answer - halfwidth, answer + halfwidth] holds the truth with probability level (dp_avg: for groups of rows values or more)';
+CREATE FUNCTION dp_pg.accuracy_cost(query text, halfwidth float8, level float8 DEFAULT 0.95, rows int4 DEFAULT 1,
+	OUT epsilon float8, OUT delta float8, OUT rho float8, OUT call_sites int4, OUT mechanisms text)
+	RETURNS record AS 'MODULE_PATHNAME', 'dp_accuracy_cost' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.accuracy_cost(text, float8, float8, int4) IS
+	'what a query would cost if each dp aggregate with an error bar asked for accuracy(halfwidth, level, rows), and the mechanisms chosen (planned, not run, not charged)';

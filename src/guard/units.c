@@ -1082,6 +1082,10 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 		if (DpAggNumArgs(a->args) != kind->nargs)
 			DpGuardRefuse("dp_pg's internal aggregates cannot be called directly on a table with a privacy unit",
 						  "dp_pg writes them itself.");
+		if (kind->local)
+			DpGuardRefuse(psprintf("%s cannot be used on a table with a privacy unit", kind->name),
+						  "Each row of a locally private column is randomized on its own: a person with several rows "
+						  "has the column's epsilon once per row, and estimates have no per-unit bound yet.");
 		if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind || kind == &dp_histogram_keys_kind)
 			has_histogram = true;
 		foreach(lc2, distinct)

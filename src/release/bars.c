@@ -89,6 +89,21 @@ DpBarsOfSites(List *sites, int *n)
 		b->rank_h95 = NAN;
 		if (s->kind->bar != NULL)
 			s->kind->bar(s, b);
+		if (s->plan.groupwise)
+		{
+			/* the second step's noise depends on the value: an interval per value */
+			b->sd = NAN;
+			b->h95 = NAN;
+			b->per_value = true;
+			snprintf(b->note, sizeof(b->note),
+					 "Per value: groupwise relative error (seed 001, Algorithm 1): X = x + N_Z(0, %.6g), then "
+					 "y = X + N_Z(0, (%.6g X)^2).  [ci95_lower, ci95_upper] holds x with probability 0.95 or more: "
+					 "y +- (h1 + s r |y| / (1 - s r)), h1 the first step's 97.5%% half-width, s = sqrt(2 ln 80)%s.  "
+					 "noise_sd is about sqrt(sigma1^2 + r^2 (y^2 + sigma1^2)).  Larger groups have a smaller "
+					 "per-group divergence than rho: dp_pg.groupwise_rho(mechanism, group_size).",
+					 s->plan.variance, s->plan.gw.r,
+					 2.960303 * s->plan.gw.r >= 1.0 ? " (none here: r is too large, s r >= 1)" : "");
+		}
 		len = strlen(b->note);
 		if (b->per_value && selection && len < sizeof(b->note))
 		{
@@ -99,6 +114,15 @@ DpBarsOfSites(List *sites, int *n)
 		if (b->note[0] == '\0')
 			strlcpy(b->note, "[answer - h, answer + h] (closed, h = ci95_halfwidth) holds the true value with "
 					"probability 0.95 or more: the noise alone.", sizeof(b->note));
+		len = strlen(b->note);
+		if (dp_mechanism_is_accuracy(&s->asked) && len < sizeof(b->note))
+		{
+			char		asked[DP_MECH_TEXT_LEN];
+
+			dp_mechanism_format(&s->asked, asked, sizeof(asked));
+			snprintf(b->note + len, sizeof(b->note) - len,
+					 " Asked: %s, the cheapest %s meeting it.", asked, dp_mechanism_family_name(s->mech.family));
+		}
 		/* what unit bounding leaves out is in no interval (bounding bias) */
 		len = strlen(b->note);
 		if (s->bounded && len < sizeof(b->note))
@@ -172,6 +196,21 @@ DpBarsNoteValue(const DpCallSite *site, double value, double sd, double lower, d
 	v->sd = sd;
 	v->lower = lower;
 	v->upper = upper;
+}
+
+/* See release.h. */
+void
+DpBarsNoteGroupwise(const DpCallSite *site, int64 y)
+{
+	double		unit = ldexp(1.0, site->plan.lattice_exp);
+	double		sd,
+				lower,
+				upper;
+
+	if (!site->plan.groupwise)
+		return;
+	dp_noise_groupwise_bar(&site->plan, (double) y, 0.95, &sd, &lower, &upper);
+	DpBarsNoteValue(site, (double) y * unit, sd * unit, lower * unit, upper * unit);
 }
 
 /* See release.h. */

@@ -720,3 +720,26 @@ GRANT SELECT ON dba.patients_mv, dba.patients_mv2, dba.patients_via_view TO PUBL
 RESET ROLE;
 SELECT dp_pg.protect('clinic.total_x');
 SELECT dp_pg.protect('clinic.total_u', 'person', 3, 3);
+
+--
+-- Class 27 (test/attack/27_rr.atk): locally private columns.  clinic.survey
+-- is protected, one row per person, its answer (smoker) randomized at
+-- epsilon 1; a name canary per row, person 17 and every tenth sensitive.
+-- pub.poll is public (SELECT for PUBLIC) with a randomized answer: its
+-- estimates are free.  pub.poll_ids is a public list of poll ids, readable
+-- by the analyst, joined to the protected table by the attacks.
+--
+SET ROLE atk_owner;
+CREATE TABLE clinic.survey (id int PRIMARY KEY, name text NOT NULL, region text NOT NULL, smoker boolean NOT NULL,
+	sensitive boolean NOT NULL);
+INSERT INTO clinic.survey
+SELECT g, '@CNRY@_sv' || g, (ARRAY['north', 'south', 'east', 'west'])[g % 4 + 1], g % 3 = 0, g % 10 = 0 OR g = 17
+FROM generate_series(1, 400) g;
+CREATE TABLE pub.poll (id int PRIMARY KEY, answer boolean NOT NULL);
+INSERT INTO pub.poll SELECT g, g % 2 = 0 FROM generate_series(1, 400) g;
+GRANT SELECT ON pub.poll TO PUBLIC;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.survey');
+SELECT dp_pg.set_public_keys('clinic.survey', 'region', ARRAY['north', 'south', 'east', 'west']);
+SELECT dp_pg.randomize('clinic.survey', 'smoker', 'rr(epsilon=1)');
+SELECT dp_pg.randomize('pub.poll', 'answer', 'rr(epsilon=1)');
