@@ -84,7 +84,7 @@ DpAccuracyRole(DpBudgetRow *row, bool *any_pure)
 		{
 			if (rows[i].role != roles[r])
 				continue;
-			if (rows[i].limits.delta == 0.0)
+			if (rows[i].s.limits.delta == 0.0)
 				*any_pure = true;
 			if (!found || rows[i].role == GetSessionUserId())
 			{
@@ -118,14 +118,14 @@ DpAccuracyShapes(DpAccuracyShape shapes[2])
 		shapes[0] = (DpAccuracyShape) {DP_MECH_LAPLACE, DP_FORM_EPSILON, 0.0};
 		return 1;
 	}
-	if (!isnan(row.limits.rho))
+	if (!isnan(row.s.limits.rho))
 	{
 		/* zCDP accounting */
 		shapes[0] = (DpAccuracyShape) {DP_MECH_GAUSSIAN, DP_FORM_RHO, 0.0};
 		return 1;
 	}
 	shapes[0] = (DpAccuracyShape) {DP_MECH_LAPLACE, DP_FORM_EPSILON, 0.0};
-	if (isnan(row.limits.delta) || row.limits.delta == 0.0)
+	if (isnan(row.s.limits.delta) || row.s.limits.delta == 0.0)
 		return 1;				/* pure epsilon (or basic composition only) */
 	shapes[1] = (DpAccuracyShape) {DP_MECH_GAUSSIAN, DP_FORM_RHO, 0.0};
 	return 2;
@@ -143,11 +143,11 @@ DpAccuracyPrefer(const DpCost *a, const DpCost *b)
 
 	if (!DpAccuracyRole(&row, &any_pure))
 		return true;
-	ta = row.spent;
-	tb = row.spent;
+	ta = row.s.spent;
+	tb = row.s.spent;
 	dp_cost_add(&ta, a);
 	dp_cost_add(&tb, b);
-	return dp_spent_epsilon(&ta, row.limits.delta, &method) <= dp_spent_epsilon(&tb, row.limits.delta, &method);
+	return dp_spent_epsilon(&ta, row.s.limits.delta, &method) <= dp_spent_epsilon(&tb, row.s.limits.delta, &method);
 }
 
 /* See release.h. */

@@ -188,7 +188,8 @@ test_pmf_and_edges(void)
 		tap_ok(dp_groupwise_second(&g, 0, &rng, &overflow) == 0 && !overflow,
 			   "X = 0: the second step adds nothing (variance (r X)^2 = 0)");
 		y = dp_groupwise_second(&g, INT64_C(1000000000000), &rng, &overflow);
-		tap_ok(!overflow && llabs(y - INT64_C(1000000000000)) < INT64_C(100000000000),
+		/* r = 0.1: the second step's sd is r X = 10^11; beyond 10 sds with probability < 1e-22 */
+		tap_ok(!overflow && llabs(y - INT64_C(1000000000000)) < INT64_C(1000000000000),
 			   "a count of 10^12 (r |X| beyond 2^32): drawn on a coarser lattice, within 10 sds");
 		y = dp_groupwise_second(&g, INT64_MIN + 1, &rng, &overflow);
 		tap_ok(overflow || y < 0, "the int64 edge: a result or an overflow flag, never undefined behaviour");
