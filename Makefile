@@ -57,6 +57,8 @@ OBJS = \
 	src/guard/release.o \
 	src/guard/groups.o \
 	src/guard/units.o \
+	src/guard/perunit.o \
+	src/guard/order.o \
 	src/guard/multi.o \
 	src/guard/unitjoin.o \
 	src/guard/translate.o \
