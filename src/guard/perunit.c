@@ -842,6 +842,26 @@ PuSumType(Oid t)
 	return NUMERICOID;
 }
 
+/*
+ * A per-unit value as float8 for bounded_avg and bounded_quantile: a
+ * numeric through dp_pg.clamp_float8, which never fails (a numeric nearer
+ * to zero than a double holds, 1e-400, is 0; PostgreSQL's cast would raise
+ * an error on that unit's row), the others by their widening casts.
+ */
+static Expr *
+PuAsFloat8(DpPerUnit *pu, Expr *x)
+{
+	if (exprType((Node *) x) == NUMERICOID)
+	{
+		if (!OidIsValid(DpClampFloat8Function()))
+			DpGuardRefuse("the dp_pg installation is incomplete", "dp_pg.clamp_float8 is missing; ALTER EXTENSION dp_pg UPDATE.");
+		return (Expr *) makeFuncExpr(DpClampFloat8Function(), FLOAT8OID,
+									 list_make3(x, PuFloat8(-DBL_MAX), PuFloat8(DBL_MAX)),
+									 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	}
+	return PuCoerce(pu->ps, x, FLOAT8OID);
+}
+
 /* bounded_sum(x, lo, hi, mech, groups) of contribution type ct. */
 static Aggref *
 PuBoundedSum(DpPerUnit *pu, Oid ct, Expr *x, Expr *lo, Expr *hi, Expr *mech, Expr *filter)
@@ -1096,7 +1116,7 @@ PuOuterAggregate(DpPerUnit *pu, Query *o, Aggref *a)
 			hiexpr = (Expr *) PuFloat8(hi);
 		}
 		return (Node *) PuAsType((Expr *) DpMakeAggref(PuFunc("bounded_avg", 7, argtypes), FLOAT8OID,
-													   lappend(lappend(list_make5(PuCoerce(pu->ps, x, FLOAT8OID),
+													   lappend(lappend(list_make5(PuAsFloat8(pu, x),
 																				  PuCoerce(pu->ps, loexpr, FLOAT8OID),
 																				  PuCoerce(pu->ps, hiexpr, FLOAT8OID), mech,
 																				  DpInt8Const(1)),
@@ -1118,7 +1138,7 @@ PuOuterAggregate(DpPerUnit *pu, Query *o, Aggref *a)
 		arr->array_typeid = FLOAT8ARRAYOID;
 		arr->element_typeid = FLOAT8OID;
 		arr->array_collid = InvalidOid;
-		arr->elements = list_make1(PuCoerce(pu->ps, x, FLOAT8OID));
+		arr->elements = list_make1(PuAsFloat8(pu, x));
 		arr->multidims = false;
 		arr->location = -1;
 		argtypes[0] = FLOAT8ARRAYOID;
