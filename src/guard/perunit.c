@@ -483,8 +483,10 @@ PuInnerValue(DpPerUnit *pu, Aggref *a, double *dlo, double *dhi, bool *integral)
 							linitial_node(TargetEntry, a->args)->ressortgroupref;
 					}
 				}
-				/* a unit's group has a row: count(*) without FILTER is at least 1 */
-				*dlo = (a->aggfnoid == F_COUNT_ && filter == NULL) ? 1 : 0;
+				/* a unit's group has a row: count(*) (or count(1)) without FILTER is at least 1 */
+				*dlo = ((a->aggfnoid == F_COUNT_ ||
+						 (IsA(arg, Const) && !((Const *) arg)->constisnull && a->aggdistinct == NIL)) &&
+						filter == NULL) ? 1 : 0;
 				*dhi = (double) R;
 				*integral = true;
 				return PuMinMax(IS_LEAST, INT8OID, (Expr *) c, (Expr *) DpInt8Const(R));
@@ -643,6 +645,60 @@ PuInnerValue(DpPerUnit *pu, Aggref *a, double *dlo, double *dhi, bool *integral)
 }
 
 /*
+ * A select-list entry of the inner query as a per-unit value: an aggregate
+ * (PuInnerValue), a number constant, or COALESCE of those (Malloy's
+ * COALESCE(SUM(x), 0)), with the hull of their domains.  NULL if e is none
+ * of them.
+ */
+static Expr *
+PuInnerExpr(DpPerUnit *pu, Node *e, double *lo, double *hi, bool *integral)
+{
+	while (e && IsA(e, RelabelType))
+		e = (Node *) ((RelabelType *) e)->arg;
+	if (e == NULL)
+		return NULL;
+	if (IsA(e, Aggref))
+		return PuInnerValue(pu, (Aggref *) e, lo, hi, integral);
+	if (!IsA(e, Const) && !contain_var_clause(e) && !contain_agg_clause(e) && !contain_mutable_functions(e) &&
+		!contain_subplans(e) && !expression_returns_set(e) && !DpContainsParamWalker(e, NULL))
+		e = eval_const_expressions(NULL, copyObject(e));	/* a constant, folded now (0::numeric) */
+	if (IsA(e, Const) && !((Const *) e)->constisnull && DpConstValue((Const *) e, InvalidOid, lo) && isfinite(*lo))
+	{
+		*hi = *lo;
+		*integral = floor(*lo) == *lo;
+		return (Expr *) copyObject(e);
+	}
+	if (IsA(e, CoalesceExpr))
+	{
+		CoalesceExpr *c = (CoalesceExpr *) copyObject(e);
+		List	   *args = NIL;
+		ListCell   *lc;
+		bool		first = true;
+
+		foreach(lc, ((CoalesceExpr *) e)->args)
+		{
+			double		l,
+						h;
+			bool		in;
+			Expr	   *a = PuInnerExpr(pu, lfirst(lc), &l, &h, &in);
+
+			if (a == NULL)
+				return NULL;
+			if (exprType((Node *) a) != c->coalescetype)
+				return NULL;
+			args = lappend(args, a);
+			*lo = first ? l : Min(*lo, l);
+			*hi = first ? h : Max(*hi, h);
+			*integral = first ? in : (*integral && in);
+			first = false;
+		}
+		c->args = args;
+		return (Expr *) c;
+	}
+	return NULL;
+}
+
+/*
  * Build V from the inner query (validated): its FROM and WHERE grouped by
  * the unit and K, one column per inner select-list entry.
  */
@@ -731,27 +787,22 @@ PuBuildV(DpPerUnit *pu)
 		if (te->resjunk || pu->colof[te->resno] != 0)
 			continue;
 		snprintf(name, sizeof(name), "dp_value%d", te->resno);
-		while (e && IsA(e, RelabelType))
-			e = (Node *) ((RelabelType *) e)->arg;
-		if (IsA(e, Aggref))
 		{
-			Expr	   *val = PuInnerValue(pu, (Aggref *) e, &lo, &hi, &integral);
+			Expr	   *val = PuInnerExpr(pu, e, &lo, &hi, &integral);
 
-			if (exprType((Node *) val) != exprType((Node *) te->expr))
-				val = (Expr *) makeRelabelType(val, exprType((Node *) te->expr), -1, InvalidOid, COERCE_IMPLICIT_CAST);
-			col = PuAddColumn(pu, val, name);
-			PuAddDomain(pu, col, lo, hi, integral);
+			if (val != NULL)
+			{
+				if (exprType((Node *) val) != exprType((Node *) te->expr))
+					val = (Expr *) makeRelabelType(val, exprType((Node *) te->expr), -1, InvalidOid, COERCE_IMPLICIT_CAST);
+				col = PuAddColumn(pu, val, name);
+				PuAddDomain(pu, col, lo, hi, integral);
+			}
+			else if (IsA(e, Const))
+				col = PuAddColumn(pu, (Expr *) copyObject(te->expr), name);	/* NULL or not a number: no domain */
+			else
+				PuRefuse("the per-unit subquery selects its unit, its GROUP BY keys and aggregates of its rows",
+						 "Compute other expressions of the per-unit values in the outer query (avg(s / n), not avg(q) over s / n AS q).");
 		}
-		else if (IsA(e, Const) && !((Const *) e)->constisnull && DpConstValue((Const *) e, InvalidOid, &lo))
-		{
-			col = PuAddColumn(pu, (Expr *) copyObject(te->expr), name);
-			PuAddDomain(pu, col, lo, lo, floor(lo) == lo);
-		}
-		else if (IsA(e, Const))
-			col = PuAddColumn(pu, (Expr *) copyObject(te->expr), name);
-		else
-			PuRefuse("the per-unit subquery selects its unit, its GROUP BY keys and aggregates of its rows",
-					 "Compute other expressions of the per-unit values in the outer query (avg(s / n), not avg(q) over s / n AS q).");
 		pu->colof[te->resno] = col;
 	}
 }
