@@ -39,6 +39,9 @@ SELECT row_number() OVER (), c, (ARRAY['north','south','east','west'])[1 + c % 4
        1 + (c + k) % 9, ((c * 7 + k) % 23) / 2.0, date '2024-01-01' + (c * 11 + k * 5) % 360
 FROM generate_series(1, 40) c, generate_series(1, 1 + c % 8) k;
 INSERT INTO pu.orders SELECT 1000 + i, 1, 'north', 100, 9, 11.5, '2024-06-01' FROM generate_series(1, 60) i;
+-- customers: one row per person (unit customer_id, g = 1, r = 1), joined to the orders on the unit
+CREATE TABLE pu.customers (customer_id int PRIMARY KEY, segment text NOT NULL);
+INSERT INTO pu.customers SELECT c, (ARRAY['retail','business'])[1 + c % 2] FROM generate_series(1, 45) c;
 -- visits: no unit (a row is a person), public keys on region
 CREATE TABLE pu.visits (id int PRIMARY KEY, region text NOT NULL, amount int NOT NULL CHECK (amount BETWEEN 0 AND 1000),
                         y float8 NOT NULL, code int NOT NULL);
@@ -47,8 +50,11 @@ FROM generate_series(1, 400) i;
 RESET client_min_messages;
 ALTER TABLE pu.orders OWNER TO pu_owner;
 ALTER TABLE pu.visits OWNER TO pu_owner;
+ALTER TABLE pu.customers OWNER TO pu_owner;
 SELECT dp_pg.protect('pu.orders', 'customer_id', 2, 3) IS NOT NULL AS orders;
 SELECT dp_pg.protect('pu.visits') IS NOT NULL AS visits;
+SELECT dp_pg.protect('pu.customers', 'customer_id', 1, 1) IS NOT NULL AS customers;
+SELECT dp_pg.set_public_keys('pu.customers', 'segment', ARRAY['retail','business']) IS NOT NULL AS keys;
 SELECT dp_pg.set_public_keys('pu.orders', 'region', ARRAY['north','south','east','west']) IS NOT NULL AS keys;
 SELECT dp_pg.set_public_keys('pu.visits', 'region', ARRAY['north','south','east','west']) IS NOT NULL AS keys;
 SELECT dp_pg.set_domain('pu.visits', 'y', 0, 20) IS NOT NULL AS domain;
@@ -148,6 +154,15 @@ SELECT cardinality(pu.released($q$SELECT region, n, count(*) FROM (SELECT custom
 -- hand-written dp aggregates with their own bounds (n clamped to [0, 4] by dp_sum)
 SELECT pu.released($q$SELECT dp_sum(n, 0, 4, 'laplace(epsilon=1)') AS s FROM (SELECT customer_id, count(*) AS n FROM pu.orders GROUP BY customer_id) s$q$)
      = pu.truth($q$SELECT sum(least(least(n, 6), 4)) AS s FROM (SELECT customer_id, count(*) AS n FROM pu.orders GROUP BY customer_id) s$q$) AS explicit_bounds;
+-- two tables joined on their unit (unitjoin.c): g = 2 x 1, r = 3 x 1, so R = 6 again
+SELECT pu.close(pu.released($q$SELECT avg(n) AS a, count(*) AS units FROM (SELECT o.customer_id, count(*) AS n
+	FROM pu.orders o JOIN pu.customers c USING (customer_id) GROUP BY o.customer_id) s$q$),
+	pu.truth($q$SELECT avg(least(n, 6)) AS a, count(*) AS units FROM (SELECT o.customer_id, count(*) AS n
+	FROM pu.orders o JOIN pu.customers c USING (customer_id) GROUP BY o.customer_id) s$q$)) AS unit_join;
+SELECT pu.close(pu.released($q$SELECT segment, avg(n) AS a FROM (SELECT o.customer_id, c.segment, count(*) AS n
+	FROM pu.orders o JOIN pu.customers c USING (customer_id) GROUP BY o.customer_id, c.segment) s GROUP BY segment$q$),
+	pu.truth($q$SELECT segment, avg(least(n, 3)) AS a FROM (SELECT o.customer_id, c.segment, count(*) AS n
+	FROM pu.orders o JOIN pu.customers c USING (customer_id) GROUP BY o.customer_id, c.segment) s GROUP BY segment$q$)) AS unit_join_by_segment;
 -- a wrapper around the release is post-processing
 SELECT pu.released($q$SELECT n * 10 AS tens, c FROM (SELECT n, count(*) AS c FROM (SELECT customer_id, count(*) AS n FROM pu.orders
 	GROUP BY customer_id) s GROUP BY n) w WHERE c > 0$q$)
