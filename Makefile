@@ -66,6 +66,8 @@ OBJS = \
 	src/guard/release.o \
 	src/guard/groups.o \
 	src/guard/units.o \
+	src/guard/perunit.o \
+	src/guard/order.o \
 	src/guard/multi.o \
 	src/guard/unitjoin.o \
 	src/guard/translate.o \
@@ -100,7 +102,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
 REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence versions synthesize guidance randomize groupwise accuracy_first cleanup
-REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor table_budgets
+REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin perunit accuracy citus message_floor table_budgets
 REGRESS_OPTS = --load-extension=dp_pg
 
 TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch table_budget_race

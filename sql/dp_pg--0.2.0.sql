@@ -2397,3 +2397,39 @@ CREATE FUNCTION dp_pg.accuracy_cost(query text, halfwidth float8, level float8 D
 	RETURNS record AS 'MODULE_PATHNAME', 'dp_accuracy_cost' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION dp_pg.accuracy_cost(text, float8, float8, int4) IS
 	'what a query would cost if each dp aggregate with an error bar asked for accuracy(halfwidth, level, rows), and the mechanisms chosen (planned, not run, not charged)';
+
+-- Error bars beside their groups (src/guard/order.c, src/release/bars.c):
+-- dp_pg.last_releases gives each released value of its own (an average per
+-- group) its group's keys, in the order of the query's output.  The guard
+-- writes dp_pg.release_keys into a DP level's projection and
+-- dp_pg.release_order around the top level; analysts may not call them.
+-- release_keys is declared STABLE (it only notes what it is given): a volatile
+-- function in a DP level's select list would be evaluated after its ORDER BY,
+-- once every group is final, not with each group's projection
+CREATE FUNCTION dp_pg.release_keys(VARIADIC "any") RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_release_keys' LANGUAGE C STABLE PARALLEL RESTRICTED COST 1;
+COMMENT ON FUNCTION dp_pg.release_keys(VARIADIC "any") IS
+	'the keys of a released group, named in its DP level for dp_pg.last_releases (written by the guard)';
+CREATE FUNCTION dp_pg.release_order(VARIADIC "any") RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_release_order' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_pg.release_order(VARIADIC "any") IS
+	'a released group reached the query''s output, in its order, for dp_pg.last_releases (written by the guard)';
+DROP VIEW dp_pg.last_releases;
+DROP FUNCTION dp_pg.last_release_rows();
+CREATE FUNCTION dp_pg.last_release_rows(OUT site int, OUT aggregate text, OUT mechanism text,
+	OUT noise_sd float8, OUT ci95_halfwidth float8, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT from_cache boolean, OUT released_at timestamptz, OUT value float8, OUT ci95_lower float8,
+	OUT ci95_upper float8, OUT ci95_rank_halfwidth float8, OUT note text, OUT group_keys text[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_last_releases' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.last_release_rows() IS
+	'the session''s last release, exactly: one row per call site, and per released value of a site with values of their own (group_keys: its group''s keys, rows in the order of the query''s output)';
+CREATE VIEW dp_pg.last_releases AS
+	SELECT r.site, r.aggregate, r.group_keys, r.mechanism, dp_pg.display_round(r.noise_sd) AS noise_sd,
+		dp_pg.display_round(r.ci95_halfwidth, 1) AS ci95_halfwidth, dp_pg.display_round(r.epsilon) AS epsilon,
+		dp_pg.display_round(r.delta) AS delta, dp_pg.display_round(r.rho) AS rho, r.from_cache, r.released_at, r.value,
+		dp_pg.display_round(r.ci95_lower, -1) AS ci95_lower, dp_pg.display_round(r.ci95_upper, 1) AS ci95_upper,
+		dp_pg.display_round(r.ci95_rank_halfwidth, 1) AS ci95_rank_halfwidth, r.note
+	FROM dp_pg.last_release_rows() r;
+GRANT SELECT ON dp_pg.last_releases TO PUBLIC;
+COMMENT ON VIEW dp_pg.last_releases IS
+	'the error bar of each value the session''s last dp query released: the closed 95% interval [answer - h, answer + h] of the noise (h = ci95_halfwidth), an average''s own [ci95_lower, ci95_upper] with its group''s keys (group_keys, in the output''s order), a quantile''s rank interval; note says what each covers (clamping and unit bounding are in none); six significant digits, intervals rounded outwards (exactly: dp_pg.last_release_rows())';

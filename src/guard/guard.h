@@ -258,6 +258,10 @@ extern void DpShapeValidate(Query *q, DpProtected *target, DpShape *shape);
  */
 extern void DpTranslatePlainAggregates(Query *q, DpProtected *p);
 
+/* translate.c: the bounds of aggregate a's argument over protected table p (at prot_rti) of q (ERROR without). */
+extern void DpTranslateArgumentBounds(Query *q, DpProtected *p, int prot_rti, Aggref *a, const char *agg,
+									  Oid argtype, double *lo, double *hi);
+
 /* False if a LIKE pattern ends with its escape character (it would fail on the rows that reach its end). */
 extern bool DpLikePatternComplete(const char *p);
 
@@ -285,6 +289,10 @@ extern Node *DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const ch
 /* dp_pg.clamp_float8(numeric, float8, float8), total; InvalidOid if absent. */
 /* guard.c */
 extern void DpInlineProtectedCtes(Query *q);
+/* Read a DP level's protected table (entry rte of d) with its owner's rights, without the analysts' policy. */
+extern void DpGuardElevate(Query *d, RangeTblEntry *rte);
+/* Flatten q's FROM-subqueries that only filter, project or join its protected table; true if it did. */
+extern bool DpGuardFlatten(Query *q, List *prot);
 extern Oid	DpAnalystRowsFunction(void);
 
 /* keys.c — generalising expressions of a column (date_trunc, extract, width_bucket, ...) */
@@ -458,6 +466,17 @@ extern Node *DpRegexRowExpr(OpExpr *op, const char *where);
 extern Query *DpReleaseSplit(Query *q, DpShape *shape);
 
 /* ------------------------------------------------------------------------
+ * order.c — the error bars of released values beside their groups
+ * ------------------------------------------------------------------------
+ */
+
+/* DP level d names the keys of each released group whose values have bars of their own (dp_avg). */
+extern void DpReleaseNoteKeys(Query *d);
+
+/* The top level q over DP level d reports the order of its output rows (plain post-processing only). */
+extern void DpReleaseOrderWrap(Query *q, Query *d);
+
+/* ------------------------------------------------------------------------
  * canonical.c — released keys are functions of their equality class
  * ------------------------------------------------------------------------
  */
@@ -530,6 +549,9 @@ extern void DpBoundUnits(Query *d, int prot_rti, Oid relid, bool is_protected, c
 /* The table a trusted role's dp query must bound per unit, or NULL (see units.c). */
 extern DpProtected *DpTrustedUnitTarget(Query *q, List *prot);
 
+/* Keep at most g cells per unit of q1 (grouped by the unit first): its row_number() column in random order. */
+extern AttrNumber DpUnitRankColumn(Query *q1);
+
 /* True if relid has a privacy unit, declared or requested by dp_pg.privacy_unit. */
 extern bool DpIsUnitTable(List *prot, Oid relid);
 
@@ -586,8 +608,28 @@ extern bool DpMultiIsReleased(RangeTblEntry *r);
 /* True if released entry r (at rti) is joined to the protected table on every column it keeps. */
 extern bool DpMultiReleasedJoined(List *quals, int rti, RangeTblEntry *r, int prot_rti);
 
+/* Take the released subqueries that filter only GROUP BY keys out of DP level q's join tree (see multi.c). */
+extern List *DpMultiDetachKeyFilters(Query *q, int prot_rti, Node **keys, int nkeys);
+
+/* Join them to q's list of public keys instead (after DpRewritePublicGroupsCore). */
+extern void DpMultiAttachKeyFilters(Query *q, List *filters);
+
 /* Decompose a query level with grouping sets or a constant series into one release each. */
 extern bool DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth);
+
+/* ------------------------------------------------------------------------
+ * perunit.c — aggregates over per-unit aggregates
+ * ------------------------------------------------------------------------
+ */
+
+/* Forget the per-unit subqueries of an earlier statement. */
+extern void DpPerUnitReset(void);
+
+/* Validate and rewrite an aggregate over per-unit aggregates of a unit table; false if q is not one. */
+extern bool DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth);
+
+/* The domain of column attno of per-unit subquery v, if it is a per-unit value (bounds.c reads it). */
+extern bool DpPerUnitDomain(Query *v, AttrNumber attno, double *lo, double *hi, bool *integral);
 
 /* ------------------------------------------------------------------------
  * unitjoin.c — two protected tables joined on their shared privacy unit

@@ -275,6 +275,9 @@ typedef struct DpSiteBar
 /* A release keeps at most this many values with their own intervals. */
 #define DP_MAX_VALUE_BARS 10000
 
+/* A released value's group keys, as the text of a text[], fit in this (else they are not shown). */
+#define DP_VALUE_KEYS_LEN 128
+
 /* The interval of one released value of a per_value site (dp_avg). */
 typedef struct DpValueBar
 {
@@ -283,6 +286,9 @@ typedef struct DpValueBar
 	double		sd;				/* about how far it may be from the truth (the noise's) */
 	double		lower;			/* a closed 95% interval of the truth */
 	double		upper;
+	int32		rank;			/* its group's place in the query's output, from 0; -1: not seen there */
+	bool		keyed;			/* keys holds its group's keys */
+	char		keys[DP_VALUE_KEYS_LEN];	/* its group's keys (text[] text form, canonical), or "" */
 } DpValueBar;
 
 /* The error bars of a query's distinct call sites (palloc'd in the current context; bars.c). */
@@ -318,6 +324,20 @@ extern void DpBarsForget(void);
  * for dp_pg.last_releases (and in the answer's cache entry).
  */
 extern void DpBarsNoteValue(const DpCallSite *site, double value, double sd, double lower, double upper);
+
+/*
+ * The DP level's projection of a released group (dp_pg.release_keys, which
+ * the guard writes there): its keys are those of the values its final
+ * functions just noted (bars.c).
+ */
+extern void DpBarsNoteKeys(const char *keys);
+
+/*
+ * The query's output reached the released group of these keys
+ * (dp_pg.release_order, which the guard writes around the top level): its
+ * values come next in dp_pg.last_releases (bars.c).
+ */
+extern void DpBarsNoteOrder(const char *keys);
 
 /*
  * A utility statement is about to run: subscriptions' changes count as data
