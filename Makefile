@@ -73,6 +73,7 @@ OBJS = \
 	src/guard/ddl.o \
 	src/guard/reads.o \
 	src/guard/runconst.o \
+	src/guard/partitions.o \
 	src/synth/measure.o \
 	src/synth/model.o \
 	src/synth/columns.o \

@@ -26,8 +26,11 @@
  *                           catalogs, statements that would read a
  *                           protected table or act on what one depends on
  *                           (guard/ddl.c); guard/grants.c: grants to
- *                           dp_pg_analyst; budget.c: DROP ROLE of a role
- *                           with a budget; retention.c: drops of the
+ *                           dp_pg_analyst; guard/partitions.c: tables
+ *                           joining (checked after) or leaving (protected
+ *                           before) a protected table's family; budget.c:
+ *                           DROP ROLE of a role with a budget;
+ *                           retention.c: drops of the
  *                           ledger, what the ledger worker must learn at
  *                           commit; cache.c: subscriptions' changes,
  *                           DISCARD ALL
@@ -191,10 +194,12 @@ DpProcessUtilityHook(PlannedStmt *pstmt, const char *queryString, bool readOnlyT
 	DpBudgetCheckUtility(pstmt->utilityStmt);
 	DpRetentionCheckUtility(pstmt);
 	DpCacheUtility(pstmt->utilityStmt);
+	DpPartitionsUtility(pstmt->utilityStmt, false);
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	DpPartitionsUtility(pstmt->utilityStmt, true);
 }
 
 /* object_access_hook */

@@ -508,6 +508,8 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	else
 		DpGroupRelease(d, p->relid);
 	DpCanonicalReleasedKeys(d);
+	/* foreign partitions: what their servers may not evaluate stays here (partitions.c) */
+	DpPartitionsKeepLocal(d);
 }
 
 /*
@@ -549,7 +551,7 @@ DpGuardCountedQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
  */
 static const char *const dp_guard_row_functions[] = {
 	"domain_read", "domain_key_read", "clamp_float8", "key_window", "key_finite",
-	"run_constant", "run_like_pattern", "run_check", "canonical_key",
+	"run_constant", "run_like_pattern", "run_check", "canonical_key", "keep_local",
 };
 
 /* check_functions_in_node callback: is fn one of the guard's own row functions? */
@@ -592,6 +594,8 @@ DpCallsGuardRowFunction(Node *node, void *context)
 static void
 DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 {
+	/* a partition or inheritance child read on its own, an unprotected parent of one (partitions.c) */
+	DpPartitionsCheckQuery(parse);
 	check->views = DpUnwrapTrustedViews(parse);	/* a DBA's views: judged as what they expand to */
 	DpInlineProtectedCtes(parse);
 	if (DpReadsProtected(parse) == 0)
@@ -644,13 +648,20 @@ DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 	check->active = true;
 	DpReadsBeforePlanning(parse, check);
 	check->run_constants = DpRunConstantsMade() != made;
+	/* a family with foreign partitions: nothing aggregated or joined on a remote server (partitions.c) */
+	if (check->analyst && check->protected_reads > 0)
+		check->guc_nest = DpPartitionsPlanForeign(parse);
 }
 
 /* After planning: the final plan's checks and stamp. */
 void
 DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 {
+	DpPartitionsPlanForeignDone(check->guc_nest);
+	check->guc_nest = 0;
 	DpReadsAfterPlanning(stmt, check);
+	if (check->active && check->analyst && stmt->commandType != CMD_UTILITY)
+		DpPartitionsCheckPlan(stmt);
 	/* the views unwrapped: a change of one (or of its privileges) plans the query again */
 	stmt->relationOids = list_concat(stmt->relationOids, check->views);
 	if (check->masked)

@@ -67,6 +67,7 @@
 
 #include "compat.h"
 
+#include "catalog/objectaddress.h"
 #include "executor/execdesc.h"
 #include "nodes/parsenodes.h"
 #include "nodes/pathnodes.h"
@@ -551,6 +552,7 @@ typedef struct DpPlanCheck
 	bool		dp_aggregates;	/* a dp aggregate anywhere */
 	bool		run_constants;	/* the guard made run-time constants (dp_pg.run_constant) */
 	List	   *views;			/* views the guard unwrapped (views.c): the plan depends on them */
+	int			guc_nest;		/* > 0: settings changed for this planning (partitions.c), restored after */
 } DpPlanCheck;
 
 /* The number of protected relations a query tree reads (at any depth). */
@@ -568,6 +570,32 @@ extern void DpReadsExecutorStart(QueryDesc *queryDesc, int eflags);
 /* ExecutorRun: track the dp queries being executed (for nested reads). */
 extern bool DpReadsRunPush(QueryDesc *queryDesc);
 extern void DpReadsRunPop(bool pushed);
+
+/* ------------------------------------------------------------------------
+ * partitions.c — partitioned tables, inheritance parents, foreign partitions
+ * ------------------------------------------------------------------------
+ */
+
+/* ERROR 42501 if an analyst's query reads a partition or inheritance child of a protected table on its own, or an unprotected parent of one. */
+extern void DpPartitionsCheckQuery(Query *parse);
+
+/* Before planning a query that reads a family holding foreign tables: no partitionwise aggregation or join (a GUC nest level, or 0). */
+extern int	DpPartitionsPlanForeign(Query *parse);
+
+/* After planning: the settings DpPartitionsPlanForeign changed, restored. */
+extern void DpPartitionsPlanForeignDone(int nest);
+
+/* A DP level over a family with foreign tables: row predicates a remote server may not evaluate stay here (dp_pg.keep_local). */
+extern void DpPartitionsKeepLocal(Query *d);
+
+/* After planning an analyst's query: ERROR 42501 unless each foreign scan of a family is a plain, safe postgres_fdw read. */
+extern void DpPartitionsCheckPlan(PlannedStmt *stmt);
+
+/* ProcessUtility, before (after = false) and after the statement ran: tables joining or leaving a family. */
+extern void DpPartitionsUtility(Node *stmt, bool after);
+
+/* ddl.c: true if the dependency closure of relids holds an object of an analyst (a member of group): it, and its owner. */
+extern bool DpDdlAnalystDependency(List *relids, Oid group, ObjectAddress *found, Oid *owner);
 
 /* ------------------------------------------------------------------------
  * multi.c — several releases in one query
