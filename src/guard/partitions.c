@@ -194,6 +194,42 @@ DpForeignFamilyWalker(Node *node, void *context)
 	return expression_tree_walker(node, DpForeignFamilyWalker, context);
 }
 
+static void DpCheckShardTable(Oid relid);
+
+/* Walker: the foreign tables of the families the query reads, checked before planning (the file comment). */
+static bool
+DpCheckShardsWalker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *r = (RangeTblEntry *) node;
+		Oid			root;
+		ListCell   *lc;
+
+		if (r->rtekind == RTE_RELATION && DpFamilyOf(r->relid, &root) == DP_FAMILY_ROOT)
+		{
+			List	   *members = DpFamilyRelids(false);
+
+			foreach(lc, members)
+			{
+				Oid			top;
+
+				if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE &&
+					DpFamilyOf(lfirst_oid(lc), &top) != DP_FAMILY_NONE && top == root)
+					DpCheckShardTable(lfirst_oid(lc));
+			}
+			if (get_rel_relkind(r->relid) == RELKIND_FOREIGN_TABLE)
+				DpCheckShardTable(r->relid);	/* a foreign table protected on its own (detached) */
+		}
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, DpCheckShardsWalker, context, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, DpCheckShardsWalker, context);
+}
+
 /* See guard.h. */
 int
 DpPartitionsPlanForeign(Query *parse)
@@ -202,6 +238,8 @@ DpPartitionsPlanForeign(Query *parse)
 
 	if (DpProtectedTables() == NIL || !DpForeignFamilyWalker((Node *) parse, NULL))
 		return 0;
+	/* before postgres_fdw plans anything: its wrapper and options (use_remote_estimate asks while planning) */
+	(void) DpCheckShardsWalker((Node *) parse, NULL);
 	/* no aggregate or join of a foreign partition is pushed to its server (the file comment) */
 	nest = NewGUCNestLevel();
 	(void) set_config_option("enable_partitionwise_aggregate", "off", PGC_USERSET, PGC_S_SESSION,
