@@ -355,7 +355,7 @@ DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 		DpStamp(stmt, DP_STAMP_RUNCONST, 0);
 	DpCountPlan(stmt, &c);
 	if ((c.protected_reads > check->protected_reads && check->analyst) ||
-		(c.catalog_reads > check->catalog_reads && check->masked) ||
+		(c.catalog_reads > check->catalog_reads && check->masked && (check->analyst || DpStatsAnyHidden())) ||
 		(c.sequence_reads > 0 && check->masked))
 		DpGuardRefuse("this query reads a protected table or a masked catalog through a function",
 					  "Functions that the planner inlines are not guarded; read the table directly in a dp query.");
