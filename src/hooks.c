@@ -42,9 +42,9 @@
  *   needs_fmgr_hook,        guard/trust.c: untrusted functions called
  *   fmgr_hook               outside the executor
  *   get_relation_info_hook, guard/stats.c: the planner sees no statistics of
- *   get_relation_stats_hook,  hidden relations
- *   get_index_stats_hook,
- *   get_attavgwidth_hook
+ *   get_relation_stats_hook,  hidden relations; guard/partitions.c: no join
+ *   get_index_stats_hook,     or aggregate of a protected foreign table is
+ *   get_attavgwidth_hook      pushed to its server
  *   emit_log_hook           agg_count.c: a hint for dp_count(*, mechanism),
  *                           a syntax error
  *
@@ -241,6 +241,7 @@ DpRelationInfoHook(PlannerInfo *root, Oid relationObjectId, bool inhparent, RelO
 	if (prev_relation_info)
 		prev_relation_info(root, relationObjectId, inhparent, rel);
 	DpStatsRelationInfo(root, relationObjectId, inhparent, rel);
+	DpPartitionsRelationInfo(relationObjectId, rel);
 }
 
 /* get_relation_stats_hook */

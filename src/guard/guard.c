@@ -648,17 +648,15 @@ DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 	check->active = true;
 	DpReadsBeforePlanning(parse, check);
 	check->run_constants = DpRunConstantsMade() != made;
-	/* a family with foreign partitions: nothing aggregated or joined on a remote server (partitions.c) */
+	/* a family with foreign partitions: postgres_fdw tables with safe options (partitions.c) */
 	if (check->analyst && check->protected_reads > 0)
-		check->guc_nest = DpPartitionsPlanForeign(parse);
+		DpPartitionsCheckShards(parse);
 }
 
 /* After planning: the final plan's checks and stamp. */
 void
 DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 {
-	DpPartitionsPlanForeignDone(check->guc_nest);
-	check->guc_nest = 0;
 	DpReadsAfterPlanning(stmt, check);
 	if (check->active && check->analyst && stmt->commandType != CMD_UTILITY)
 		DpPartitionsCheckPlan(stmt);

@@ -552,7 +552,6 @@ typedef struct DpPlanCheck
 	bool		dp_aggregates;	/* a dp aggregate anywhere */
 	bool		run_constants;	/* the guard made run-time constants (dp_pg.run_constant) */
 	List	   *views;			/* views the guard unwrapped (views.c): the plan depends on them */
-	int			guc_nest;		/* > 0: settings changed for this planning (partitions.c), restored after */
 } DpPlanCheck;
 
 /* The number of protected relations a query tree reads (at any depth). */
@@ -579,11 +578,11 @@ extern void DpReadsRunPop(bool pushed);
 /* ERROR 42501 if an analyst's query reads a partition or inheritance child of a protected table on its own, or an unprotected parent of one. */
 extern void DpPartitionsCheckQuery(Query *parse);
 
-/* Before planning a query that reads a family holding foreign tables: no partitionwise aggregation or join (a GUC nest level, or 0). */
-extern int	DpPartitionsPlanForeign(Query *parse);
+/* Before planning an analyst's query that reads a family holding foreign tables: ERROR 42501 unless each is a postgres_fdw table fit to be read (partitions.c). */
+extern void DpPartitionsCheckShards(Query *parse);
 
-/* After planning: the settings DpPartitionsPlanForeign changed, restored. */
-extern void DpPartitionsPlanForeignDone(int nest);
+/* get_relation_info_hook: a foreign table of a family, planned for an analyst, has no join or aggregate pushed to its server. */
+extern void DpPartitionsRelationInfo(Oid relid, RelOptInfo *rel);
 
 /* A DP level over a family with foreign tables: row predicates a remote server may not evaluate stay here (dp_pg.keep_local). */
 extern void DpPartitionsKeepLocal(Query *d);

@@ -37,10 +37,11 @@
  *  - Shards (invariants 4 and 5 on the remote server).  A family may hold
  *    postgres_fdw foreign tables.  Whatever postgres_fdw ships to a remote
  *    server is evaluated by the remote's operators, not by the guard's
- *    total ones; so for a dp query over such a family: partitionwise
- *    aggregation and joins are off while it is planned (no aggregate and no
- *    join is pushed down: each is computed here, once, and charged here,
- *    once); every row predicate that postgres_fdw could ship and that is
+ *    total ones; so for a dp query over such a family: the planner's copy
+ *    of postgres_fdw's routine for each of its foreign tables cannot push
+ *    a join or an aggregate (also partitionwise) down: each is computed
+ *    here, once, and charged here, once; every row predicate that
+ *    postgres_fdw could ship and that is
  *    not a comparison of a column with a constant or parameter (built-in,
  *    same-type or integer comparison of a basic type, IS [NOT] NULL, a
  *    boolean column, = ANY of a constant array) is wrapped in
@@ -78,6 +79,7 @@
 #include "commands/extension.h"
 #include "commands/tablecmds.h"
 #include "executor/spi.h"
+#include "foreign/fdwapi.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -86,7 +88,6 @@
 #include "parser/parsetree.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -231,30 +232,38 @@ DpCheckShardsWalker(Node *node, void *context)
 }
 
 /* See guard.h. */
-int
-DpPartitionsPlanForeign(Query *parse)
+void
+DpPartitionsCheckShards(Query *parse)
 {
-	int			nest;
-
-	if (DpProtectedTables() == NIL || !DpForeignFamilyWalker((Node *) parse, NULL))
-		return 0;
 	/* before postgres_fdw plans anything: its wrapper and options (use_remote_estimate asks while planning) */
-	(void) DpCheckShardsWalker((Node *) parse, NULL);
-	/* no aggregate or join of a foreign partition is pushed to its server (the file comment) */
-	nest = NewGUCNestLevel();
-	(void) set_config_option("enable_partitionwise_aggregate", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_partitionwise_join", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	return nest;
+	if (DpProtectedTables() != NIL && DpForeignFamilyWalker((Node *) parse, NULL))
+		(void) DpCheckShardsWalker((Node *) parse, NULL);
 }
 
-/* See guard.h. */
+/*
+ * See guard.h.  postgres_fdw pushes a join of two of its tables, or an
+ * aggregate over one (also a partition's, under partitionwise aggregation),
+ * to their server through the FdwRoutine the planner copies from the
+ * scanned table into the join and upper relations: for a table of a family
+ * planned for an analyst, that copy lacks both entry points, so every join
+ * and aggregate is computed here.  The executor opens the table's own
+ * routine: it scans.
+ */
 void
-DpPartitionsPlanForeignDone(int nest)
+DpPartitionsRelationInfo(Oid relid, RelOptInfo *rel)
 {
-	if (nest > 0)
-		AtEOXact_GUC(true, nest);
+	FdwRoutine *copy;
+
+	if (rel->fdwroutine == NULL || (rel->fdwroutine->GetForeignUpperPaths == NULL &&
+									rel->fdwroutine->GetForeignJoinPaths == NULL) ||
+		DpProtectedTables() == NIL || DpSessionIsSuperuser() || !DpSessionIsAnalyst() ||
+		(DpFamilyOf(relid, NULL) == DP_FAMILY_NONE && !DpIsProtected(relid)))
+		return;
+	copy = palloc(sizeof(FdwRoutine));
+	memcpy(copy, rel->fdwroutine, sizeof(FdwRoutine));
+	copy->GetForeignUpperPaths = NULL;
+	copy->GetForeignJoinPaths = NULL;
+	rel->fdwroutine = copy;
 }
 
 /* ------------------------------------------------------------------------
