@@ -33,8 +33,14 @@
  *  3. Every read of a protected table in an analyst's session is the DP level
  *     of a validated query, read with the owner's rights for that plan only:
  *     reads that appear after the guard looked (inlined SQL functions,
- *     inheritance) are refused where the plan is final, and a plan runs only
- *     in the session state it was planned for.  [reads.c]
+ *     inheritance under an unprotected parent) are refused where the plan is
+ *     final, and a plan runs only in the session state it was planned for.
+ *     [reads.c]  A partitioned table or inheritance parent is one protected
+ *     table with its partitions and children at any depth, now and later:
+ *     read through the table at the top only, never a member alone; a table
+ *     joining it must be one no analyst can shape, one leaving it stays
+ *     protected; a foreign partition's server evaluates nothing that could
+ *     fail there and aggregates nothing.  [partitions.c]
  *  4. Bounds, bins and mechanisms are evaluated once, before the charge, and
  *     the plan carries the values (callsite.c).  Every expression evaluated on
  *     protected rows is total: no data-dependent error, notice or side effect;
