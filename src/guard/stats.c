@@ -794,8 +794,17 @@ DpStatsRelationInfo(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *re
 	}
 	else if (!inhparent && RELKIND_HAS_STORAGE(kind))
 	{
-		/* its blocks on disk, as PostgreSQL just counted them (10 for a table never vacuumed) */
-		pages = Max(rel->pages, 10);
+		/*
+		 * its blocks on disk, as PostgreSQL just counted them, at least 10 as
+		 * for a table never vacuumed; a partition's own count (PostgreSQL's
+		 * 10 may stand for fewer): ten pages for each of a thousand small
+		 * partitions would plan a large table
+		 */
+		pages = rel->pages;
+		if (!r->rd_rel->relispartition)
+			pages = Max(pages, 10);
+		else if (pages == 10)
+			pages = RelationGetNumberOfBlocks(r);
 		width = get_rel_data_width(r, NULL) + MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
 		density = (BLCKSZ - SizeOfPageHeaderData) / Max(width, 1);
 		rel->pages = pages;
