@@ -91,7 +91,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
-REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence versions synthesize guidance cleanup
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence partitions versions synthesize guidance cleanup
 REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor
 REGRESS_OPTS = --load-extension=dp_pg
 
