@@ -127,14 +127,18 @@ DpRefuseFamilyRead(Oid relid, bool inh)
 
 	if (kind == DP_FAMILY_MEMBER)
 	{
+		bool		partition = get_rel_relispartition(relid);
+
 		rel = DpRelName(relid);
 		top = DpRelName(root);
 		DpGuardRefuseHint(psprintf("%s is %s of protected table %s: analysts read it only through %s", rel,
-								   get_rel_relispartition(relid) ? "a partition" : "an inheritance child", top, top),
+								   partition ? "a partition" : "an inheritance child", top, top),
 						  psprintf("The protection of %s holds for each of its partitions and inheritance children; a dp query "
 								   "on %s reads them all, bounded per privacy unit across them.", top, top),
+						  partition ?
 						  psprintf("Read %s in a dp query and filter on the partition key: only the partitions the filter "
-								   "selects are read.", top));
+								   "selects are read.", top) :
+						  psprintf("Read %s in a dp query (with its children; ONLY %s for its own rows).", top, top));
 	}
 	if (kind == DP_FAMILY_ANCESTOR && inh)
 	{
@@ -271,7 +275,11 @@ DpPartitionsRelationInfo(Oid relid, RelOptInfo *rel)
  * ------------------------------------------------------------------------
  */
 
-/* True if type is one whose built-in comparisons can neither fail nor depend on anything but the values. */
+/*
+ * True if type is one whose built-in comparisons cannot fail on any value
+ * (a text comparison orders by the remote server's collation of the same
+ * name: it may order differently, never fail).
+ */
 static bool
 DpShippableType(Oid type)
 {
