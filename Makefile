@@ -84,6 +84,7 @@ OBJS = \
 	src/guard/ddl.o \
 	src/guard/reads.o \
 	src/guard/runconst.o \
+	src/guard/partitions.o \
 	src/synth/measure.o \
 	src/synth/model.o \
 	src/synth/columns.o \
@@ -101,7 +102,7 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
-REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence versions synthesize guidance randomize groupwise accuracy_first cleanup
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence partitions versions synthesize guidance randomize groupwise accuracy_first cleanup
 REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin perunit accuracy citus message_floor table_budgets
 REGRESS_OPTS = --load-extension=dp_pg
 

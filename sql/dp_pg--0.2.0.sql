@@ -2433,3 +2433,172 @@ CREATE VIEW dp_pg.last_releases AS
 GRANT SELECT ON dp_pg.last_releases TO PUBLIC;
 COMMENT ON VIEW dp_pg.last_releases IS
 	'the error bar of each value the session''s last dp query released: the closed 95% interval [answer - h, answer + h] of the noise (h = ci95_halfwidth), an average''s own [ci95_lower, ci95_upper] with its group''s keys (group_keys, in the output''s order), a quantile''s rank interval; note says what each covers (clamping and unit bounding are in none); six significant digits, intervals rounded outwards (exactly: dp_pg.last_release_rows())';
+
+-- Partitioned tables, inheritance parents and foreign partitions
+-- (src/guard/partitions.c, src/common/protected.c; docs/dba.md, "Partitioned
+-- tables").  protect() takes a partitioned table or an inheritance parent:
+-- its declaration holds for every partition and inheritance child, now and
+-- later, which are read only through it.  It locks the table before it
+-- changes anything of it, so that it cannot deadlock with the VACUUM
+-- ANALYZE autovacuum runs on a table just loaded.  A table detached from a
+-- protected one stays protected (protect_detached, run by the guard before
+-- the DETACH); row predicates a foreign partition's server may not evaluate
+-- are wrapped in keep_local.
+--
+CREATE FUNCTION dp_pg.check_family(tbl regclass) RETURNS void
+	AS 'MODULE_PATHNAME', 'dp_check_family' LANGUAGE C STRICT;
+COMMENT ON FUNCTION dp_pg.check_family(regclass) IS
+	'error if a partition or inheritance child of the table (at any depth) is something an analyst could shape';
+CREATE FUNCTION dp_pg.keep_local(boolean) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_keep_local' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.keep_local(boolean) IS
+	'its argument: the guard wraps a row predicate in it that no foreign server may evaluate (postgres_fdw ships no call of it)';
+
+CREATE OR REPLACE FUNCTION dp_pg.protect(tbl regclass, privacy_unit name DEFAULT NULL,
+	max_groups_contributed int DEFAULT 1, max_rows_per_unit int DEFAULT 1)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	kind "char";
+	seq regclass;
+	r regrole;
+	member regclass;
+BEGIN
+	IF tbl IS NULL THEN
+		RAISE EXCEPTION 'table must not be null' USING ERRCODE = '22004';
+	END IF;
+	SELECT relkind INTO kind FROM pg_class WHERE oid = tbl;
+	IF kind IS NULL OR kind NOT IN ('r', 'p', 'f') THEN
+		RAISE EXCEPTION 'only tables, partitioned tables and foreign tables can be protected, "%" is not one', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF privacy_unit IS NOT NULL AND NOT EXISTS (
+		SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = privacy_unit AND attnum > 0 AND NOT attisdropped) THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', privacy_unit, tbl USING ERRCODE = '42703';
+	END IF;
+	IF max_groups_contributed IS NULL OR max_groups_contributed < 1 OR max_groups_contributed > 100000 OR
+	   max_rows_per_unit IS NULL OR max_rows_per_unit < 1 OR max_rows_per_unit > 1000000000 THEN
+		RAISE EXCEPTION 'max_groups_contributed must be between 1 and 100000 and max_rows_per_unit between 1 and 1000000000'
+			USING ERRCODE = '22023';
+	END IF;
+	-- the table first, before any catalog row of it changes: a VACUUM ANALYZE
+	-- of a table just loaded (autovacuum) then waits for this transaction or
+	-- is cancelled, and never holds the table while it waits for a row we
+	-- changed (its partitions are not locked: nothing below waits for them)
+	IF kind <> 'f' THEN
+		EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', tbl);
+	END IF;
+	INSERT INTO dp_pg.protected_tables (relid, privacy_unit, max_groups_contributed, max_rows_per_unit)
+	VALUES (tbl, privacy_unit, max_groups_contributed, max_rows_per_unit)
+	ON CONFLICT (relid) DO UPDATE SET privacy_unit = EXCLUDED.privacy_unit,
+		max_groups_contributed = EXCLUDED.max_groups_contributed,
+		max_rows_per_unit = EXCLUDED.max_rows_per_unit;
+	EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', tbl);
+	-- its sequences count its rows
+	FOR seq IN SELECT d.objid::regclass FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+	           WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+	             AND d.refobjid = tbl AND d.deptype IN ('a', 'i') AND c.relkind = 'S' LOOP
+		EXECUTE format('REVOKE ALL ON SEQUENCE %s FROM PUBLIC', seq);
+	END LOOP;
+	-- analysts must hold no privilege on it (the guard reads it for them)
+	PERFORM dp_pg.revoke_from_analysts(tbl);
+	-- nor on its partitions and inheritance children (at any depth), which are
+	-- protected with it; none of them may be something an analyst could shape
+	FOR member IN WITH RECURSIVE m(relid) AS (
+	                  SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = tbl
+	                  UNION SELECT i.inhrelid FROM pg_inherits i JOIN m ON i.inhparent = m.relid)
+	              SELECT m.relid::regclass FROM m ORDER BY m.relid LOOP
+		EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', member);
+		PERFORM dp_pg.revoke_from_analysts(member);
+	END LOOP;
+	PERFORM dp_pg.check_family(tbl);
+	-- table pickers list it: SELECT for dp_pg_analyst, whose rows outside
+	-- the guard are none (a restrictive policy); other roles' access unchanged
+	-- (a foreign table has no row-level security: it is not listed)
+	IF kind <> 'f' THEN
+		IF NOT (SELECT relrowsecurity FROM pg_class WHERE oid = tbl) THEN
+			EXECUTE format('ALTER TABLE ONLY %s ENABLE ROW LEVEL SECURITY', tbl);
+			IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_others') THEN
+				EXECUTE format('CREATE POLICY dp_pg_others ON %s USING (true) WITH CHECK (true)', tbl);
+			END IF;
+		END IF;
+		IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
+			EXECUTE format('CREATE POLICY dp_pg_analysts ON %s AS RESTRICTIVE FOR SELECT TO dp_pg_analyst USING (dp_pg.analyst_rows())', tbl);
+		END IF;
+		EXECUTE format('GRANT SELECT ON %s TO dp_pg_analyst', tbl);
+		-- its writes make its kept answers miss (src/cache.c), also under session_replication_role = replica
+		-- (made again each time: exactly this trigger, whatever was there before)
+		IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
+			EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);
+		END IF;
+		EXECUTE format('CREATE TRIGGER dp_pg_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+			'FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed()', tbl);
+		EXECUTE format('ALTER TABLE ONLY %s ENABLE ALWAYS TRIGGER dp_pg_data_changed', tbl);
+		EXECUTE format('GRANT USAGE ON SCHEMA %I TO dp_pg_analyst',
+			(SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl));
+	END IF;
+	-- every role with a budget is in dp_pg_analyst (again, if a grant was rolled back)
+	FOR r IN SELECT b.role FROM dp_pg.budgets b
+	         WHERE EXISTS (SELECT 1 FROM pg_roles WHERE oid = b.role) AND NOT EXISTS (SELECT 1 FROM pg_auth_members m
+	               WHERE m.roleid = 'dp_pg_analyst'::regrole AND m.member = b.role) LOOP
+		EXECUTE format('GRANT dp_pg_analyst TO %s', r);
+	END LOOP;
+END $$;
+COMMENT ON FUNCTION dp_pg.protect(regclass, name, int, int) IS
+	'mark a table private: analysts reach it only through dp aggregates (revokes PUBLIC privileges; SELECT for dp_pg_analyst with a policy that gives it no row outside the guard); a partitioned table or inheritance parent with every partition and child, now and later';
+
+CREATE OR REPLACE FUNCTION dp_pg.unprotect(tbl regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.protected_tables WHERE relid = tbl) THEN
+		RETURN;
+	END IF;
+	-- the table first, as protect() does
+	IF (SELECT relkind FROM pg_class WHERE oid = tbl) <> 'f' THEN
+		EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', tbl);
+	END IF;
+	DELETE FROM dp_pg.protected_tables WHERE relid = tbl;
+	-- what protect() added for table pickers goes; other privileges stay as they are
+	IF EXISTS (SELECT 1 FROM pg_class c, aclexplode(c.relacl) a
+	           WHERE c.oid = tbl AND a.grantee = 'dp_pg_analyst'::regrole) THEN
+		EXECUTE format('REVOKE SELECT ON %s FROM dp_pg_analyst', tbl);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
+		EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
+		EXECUTE format('DROP POLICY dp_pg_analysts ON %s', tbl);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_others') THEN
+		EXECUTE format('DROP POLICY dp_pg_others ON %s', tbl);
+		IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl) THEN
+			EXECUTE format('ALTER TABLE ONLY %s DISABLE ROW LEVEL SECURITY', tbl);
+		END IF;
+	END IF;
+END $$;
+COMMENT ON FUNCTION dp_pg.unprotect(regclass) IS
+	'remove the protection (its SELECT for dp_pg_analyst and its policies go; other privileges are left as they are); a partitioned table''s partitions with it, a table detached from a protected one that stayed protected';
+
+-- a table about to leave a protected table's family (DETACH PARTITION, NO
+-- INHERIT): the guard runs this before the statement, as dp_pg's owner
+CREATE FUNCTION dp_pg.protect_detached(tbl regclass, root regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	p record;
+BEGIN
+	SELECT * INTO p FROM dp_pg.protected_tables t WHERE t.relid = root;
+	IF NOT FOUND OR EXISTS (SELECT 1 FROM dp_pg.protected_tables t WHERE t.relid = tbl) THEN
+		RETURN;
+	END IF;
+	PERFORM dp_pg.protect(tbl, p.privacy_unit, p.max_groups_contributed, p.max_rows_per_unit);
+	INSERT INTO dp_pg.public_keys (relid, attname, keys)
+		SELECT tbl, k.attname, k.keys FROM dp_pg.public_keys k WHERE k.relid = root
+		ON CONFLICT DO NOTHING;
+	INSERT INTO dp_pg.column_domains (relid, attname, lower, upper)
+		SELECT tbl, d.attname, d.lower, d.upper FROM dp_pg.column_domains d WHERE d.relid = root
+		ON CONFLICT DO NOTHING;
+	RAISE NOTICE 'dp_pg: % stays protected as it leaves %, with the privacy unit, value domains and public keys of %', tbl, root, root
+		USING HINT = format('A superuser ends its protection with SELECT dp_pg.unprotect(%L).', tbl::text);
+END $$;
+COMMENT ON FUNCTION dp_pg.protect_detached(regclass, regclass) IS
+	'protect a table leaving a protected table''s family with that table''s declaration (the guard calls it before DETACH PARTITION and NO INHERIT)';
+REVOKE EXECUTE ON FUNCTION dp_pg.check_family(regclass), dp_pg.protect_detached(regclass, regclass) FROM PUBLIC;

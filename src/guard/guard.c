@@ -524,6 +524,8 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	DpReleaseNoteKeys(d);
 	if (depth == 0)
 		DpReleaseOrderWrap(parse, d);
+	/* foreign partitions: what their servers may not evaluate stays here (partitions.c) */
+	DpPartitionsKeepLocal(d);
 }
 
 /*
@@ -566,6 +568,7 @@ DpGuardCountedQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 static const char *const dp_guard_row_functions[] = {
 	"domain_read", "domain_key_read", "clamp_float8", "key_window", "key_finite",
 	"run_constant", "run_like_pattern", "run_check", "canonical_key", "release_keys", "release_order",
+	"keep_local",
 };
 
 /* check_functions_in_node callback: is fn one of the guard's own row functions? */
@@ -608,6 +611,8 @@ DpCallsGuardRowFunction(Node *node, void *context)
 static void
 DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 {
+	/* a partition or inheritance child read on its own, an unprotected parent of one (partitions.c) */
+	DpPartitionsCheckQuery(parse);
 	check->views = DpUnwrapTrustedViews(parse);	/* a DBA's views: judged as what they expand to */
 	DpInlineProtectedCtes(parse);
 	if (DpReadsProtected(parse) == 0)
@@ -661,6 +666,9 @@ DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 	check->active = true;
 	DpReadsBeforePlanning(parse, check);
 	check->run_constants = DpRunConstantsMade() != made;
+	/* a family with foreign partitions: postgres_fdw tables with safe options (partitions.c) */
+	if (check->analyst && check->protected_reads > 0)
+		DpPartitionsCheckShards(parse);
 }
 
 /* After planning: the final plan's checks and stamp. */
@@ -668,6 +676,8 @@ void
 DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 {
 	DpReadsAfterPlanning(stmt, check);
+	if (check->active && check->analyst && stmt->commandType != CMD_UTILITY)
+		DpPartitionsCheckPlan(stmt);
 	/* the views unwrapped: a change of one (or of its privileges) plans the query again */
 	stmt->relationOids = list_concat(stmt->relationOids, check->views);
 	if (check->masked)

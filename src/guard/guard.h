@@ -33,8 +33,14 @@
  *  3. Every read of a protected table in an analyst's session is the DP level
  *     of a validated query, read with the owner's rights for that plan only:
  *     reads that appear after the guard looked (inlined SQL functions,
- *     inheritance) are refused where the plan is final, and a plan runs only
- *     in the session state it was planned for.  [reads.c]
+ *     inheritance under an unprotected parent) are refused where the plan is
+ *     final, and a plan runs only in the session state it was planned for.
+ *     [reads.c]  A partitioned table or inheritance parent is one protected
+ *     table with its partitions and children at any depth, now and later:
+ *     read through the table at the top only, never a member alone; a table
+ *     joining it must be one no analyst can shape, one leaving it stays
+ *     protected; a foreign partition's server evaluates nothing that could
+ *     fail there and aggregates nothing.  [partitions.c]
  *  4. Bounds, bins and mechanisms are evaluated once, before the charge, and
  *     the plan carries the values (callsite.c).  Every expression evaluated on
  *     protected rows is total: no data-dependent error, notice or side effect;
@@ -67,6 +73,7 @@
 
 #include "compat.h"
 
+#include "catalog/objectaddress.h"
 #include "executor/execdesc.h"
 #include "nodes/parsenodes.h"
 #include "nodes/pathnodes.h"
@@ -590,6 +597,32 @@ extern void DpReadsExecutorStart(QueryDesc *queryDesc, int eflags);
 /* ExecutorRun: track the dp queries being executed (for nested reads). */
 extern bool DpReadsRunPush(QueryDesc *queryDesc);
 extern void DpReadsRunPop(bool pushed);
+
+/* ------------------------------------------------------------------------
+ * partitions.c — partitioned tables, inheritance parents, foreign partitions
+ * ------------------------------------------------------------------------
+ */
+
+/* ERROR 42501 if an analyst's query reads a partition or inheritance child of a protected table on its own, or an unprotected parent of one. */
+extern void DpPartitionsCheckQuery(Query *parse);
+
+/* Before planning an analyst's query that reads a family holding foreign tables: ERROR 42501 unless each is a postgres_fdw table fit to be read (partitions.c). */
+extern void DpPartitionsCheckShards(Query *parse);
+
+/* get_relation_info_hook: a foreign table of a family, planned for an analyst, has no join or aggregate pushed to its server. */
+extern void DpPartitionsRelationInfo(Oid relid, RelOptInfo *rel);
+
+/* A DP level over a family with foreign tables: row predicates a remote server may not evaluate stay here (dp_pg.keep_local). */
+extern void DpPartitionsKeepLocal(Query *d);
+
+/* After planning an analyst's query: ERROR 42501 unless each foreign scan of a family is a plain, safe postgres_fdw read. */
+extern void DpPartitionsCheckPlan(PlannedStmt *stmt);
+
+/* ProcessUtility, before (after = false) and after the statement ran: tables joining or leaving a family. */
+extern void DpPartitionsUtility(Node *stmt, bool after);
+
+/* ddl.c: true if the dependency closure of relids holds an object of an analyst (a member of group): it, and its owner. */
+extern bool DpDdlAnalystDependency(List *relids, Oid group, ObjectAddress *found, Oid *owner);
 
 /* ------------------------------------------------------------------------
  * multi.c — several releases in one query

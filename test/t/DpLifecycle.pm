@@ -2,10 +2,12 @@
 # cluster with a ledger's worth of state (roles created out of name order,
 # budgets, a team budget, caps, charges, a renamed role, a dropped role with
 # history, protected tables with a privacy unit, public keys and domains, a
-# renamed protected table, a refusal; on the 0.2.0 catalog also table
-# budgets -- one of them renewing, one set before its table was renamed --
-# and a role budget that renews), and that state written out by names only,
-# so that two clusters (or two moments) compare line by line.
+# renamed protected table, a protected partitioned table with a
+# sub-partitioned month and a detached month that stayed protected, a
+# refusal; on the 0.2.0 catalog also table budgets -- one of them renewing,
+# one set before its table was renamed -- and a role budget that renews),
+# and that state written out by names only, so that two clusters (or two
+# moments) compare line by line.
 package DpLifecycle;
 
 use strict;
@@ -107,6 +109,22 @@ sub life_fixture
 		INSERT INTO wards VALUES ('a', 'Acute'), ('b', 'Burns'), ('c', 'Cardiology');
 		GRANT SELECT ON wards TO ana, bob, carl;
 	});
+	# a partitioned table (a sub-partitioned month), protected, and a month
+	# detached from it that stays protected (0.1.0 protects plain tables only)
+	$node->safe_psql('app', q{
+		CREATE TABLE orders (id int NOT NULL, patient_id int NOT NULL, day date NOT NULL,
+			amount int NOT NULL CHECK (amount BETWEEN 0 AND 100)) PARTITION BY RANGE (day);
+		CREATE TABLE orders_2023_12 PARTITION OF orders FOR VALUES FROM ('2023-12-01') TO ('2024-01-01');
+		CREATE TABLE orders_2024_01 PARTITION OF orders FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+		CREATE TABLE orders_2024_02 PARTITION OF orders FOR VALUES FROM ('2024-02-01') TO ('2024-03-01')
+			PARTITION BY HASH (patient_id);
+		CREATE TABLE orders_2024_02_h0 PARTITION OF orders_2024_02 FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+		CREATE TABLE orders_2024_02_h1 PARTITION OF orders_2024_02 FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+		INSERT INTO orders SELECT g, g % 300, DATE '2023-12-01' + g % 90, g % 101 FROM generate_series(1, 3000) g;
+		SELECT dp_pg.protect('orders', 'patient_id', 3, 2);
+		SELECT dp_pg.set_domain('orders', 'amount', 0, 100);
+		ALTER TABLE orders DETACH PARTITION orders_2023_12;
+	}) unless $opts{version};
 	$node->safe_psql('postgres', q{
 		SELECT dp_pg.set_budget('ana', 5, 1e-6);
 		SELECT dp_pg.set_budget('bob', 3, 1e-6);
@@ -198,7 +216,13 @@ sub life_state
 			UNION ALL
 			SELECT concat_ws(' ', 'table', relname, relrowsecurity, has_table_privilege('dp_pg_analyst', c.oid, 'SELECT'),
 				(SELECT string_agg(polname, ',' ORDER BY polname) FROM pg_policy WHERE polrelid = c.oid))
-			FROM pg_class c WHERE relname IN ('visits', 'people', 'wards') AND relkind = 'r'$bound) s});
+			FROM pg_class c WHERE relname IN ('visits', 'people', 'wards', 'orders', 'orders_2023_12')
+			  AND relkind IN ('r', 'p') AND relnamespace = 'public'::regnamespace
+			UNION ALL
+			SELECT concat_ws(' ', 'partition', i.inhparent::regclass, i.inhrelid::regclass, pg_get_expr(c.relpartbound, c.oid))
+			FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+			WHERE i.inhparent IN (SELECT oid FROM pg_class WHERE relname IN ('orders', 'orders_2024_02')
+			                      AND relnamespace = 'public'::regnamespace)$bound) s});
 	return "$ledger\n$app";
 }
 
