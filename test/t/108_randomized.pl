@@ -82,12 +82,16 @@ sub wal_bytes
 		local $/;
 		my $seg = <$fh>;
 		close $fh;
-		my $start = $f eq $f0 ? int($o0 / 8192) * 8192 : 0;
+		# from lsn0 itself: the bytes before it on its page are older records (the rows written
+		# before a declaration, which the documentation says stay in the WAL written then)
+		my $start = $f eq $f0 ? $o0 : 0;
 		my $end = $f eq $f1 ? $o1 : length($seg);
-		for (my $p = $start; $p < $end; $p += 8192)
+		for (my $p = int($start / 8192) * 8192; $p < $end; $p += 8192)
 		{
 			my $hdr = $p == 0 ? 40 : 24;
-			$out .= substr($seg, $p + $hdr, 8192 - $hdr);
+			my $from = $p + $hdr > $start ? $p + $hdr : $start;
+			my $to = $p + 8192 < $end ? $p + 8192 : $end;
+			$out .= substr($seg, $from, $to - $from) if $to > $from;
 		}
 	}
 	return $out;
