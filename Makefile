@@ -57,6 +57,12 @@ OBJS = \
 	src/ledger/retention.o \
 	src/common/names.o \
 	src/guard/guard.o \
+	src/guard/refuse.o \
+	src/guard/nodes.o \
+	src/guard/domains.o \
+	src/guard/rowexpr.o \
+	src/guard/joins.o \
+	src/guard/dpquery.o \
 	src/common/protected.o \
 	src/common/randomized.o \
 	src/guard/session.o \

@@ -47,7 +47,7 @@
  * Run-time constants (bound parameters, CURRENT_DATE) are not allowed in
  * arithmetic: their values, and so the intervals, are not known while
  * planning.  Conditions (CASE WHEN, a comparison cast to an integer) are
- * checked by shape.c's row checks.
+ * checked by the row checks (rowexpr.c), which bounds.c is given.
  *
  * Keys.  A GROUP BY key that is such an expression (or a comparison, a CASE)
  * is released through partition selection, or listed without it when its
@@ -198,6 +198,7 @@ typedef struct DpBoundsCxt
 	const char *where;
 	bool		rewrite;		/* rewrite (shape.c), or only compute the interval (translate.c) */
 	bool		key;			/* a GROUP BY key: numeric columns read in canonical form */
+	DpRowCheck	cond;			/* the row checks of a condition inside (rowexpr.c's), when rewriting */
 } DpBoundsCxt;
 
 static Node *DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv);
@@ -687,33 +688,6 @@ DpBoundsDomain(Oid relid, AttrNumber attno, Oid type, double *lo, double *hi)
 		*hi = Min(*hi, khi);
 	}
 	return isfinite(*lo) && isfinite(*hi) && *lo <= *hi;
-}
-
-/* A constant of type type from a bound (integers and dates exact, times in microseconds). */
-Const *
-DpBoundConstOf(Oid type, double v)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return makeConst(INT2OID, -1, InvalidOid, sizeof(int16), Int16GetDatum((int16) v), false, true);
-		case INT4OID:
-			return DpInt4Const((int32) v);
-		case INT8OID:
-			return DpInt8Const((int64) v);
-		case FLOAT4OID:
-			return makeConst(FLOAT4OID, -1, InvalidOid, sizeof(float4), Float4GetDatum((float4) v), false, true);
-		case FLOAT8OID:
-			return makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(v), false, FLOAT8PASSBYVAL);
-		case NUMERICOID:
-			return makeConst(NUMERICOID, -1, InvalidOid, -1, DirectFunctionCall1(float8_numeric, Float8GetDatum(v)),
-							 false, false);
-		case DATEOID:
-			return makeConst(DATEOID, -1, InvalidOid, sizeof(DateADT), DateADTGetDatum((DateADT) v), false, true);
-		default:
-			return makeConst(type, -1, InvalidOid, sizeof(Timestamp), TimestampGetDatum((Timestamp) v), false,
-							 FLOAT8PASSBYVAL);
-	}
 }
 
 /* A column in arithmetic: read through dp_pg.domain_read (see the file comment). */
@@ -1544,9 +1518,9 @@ DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 	}
 	if (type == BOOLOID)
 	{
-		/* a condition inside arithmetic (a comparison cast to an integer): shape.c's row checks */
+		/* a condition inside arithmetic (a comparison cast to an integer): the row checks (cxt->cond) */
 		DpSetInterval(iv, 0, 1, true);
-		return cxt->rewrite ? DpRowExpression(node, cxt->rtis, cxt->rtable, cxt->where) : node;
+		return cxt->rewrite ? cxt->cond(node, cxt->rtis, cxt->rtable, cxt->where) : node;
 	}
 	if (IsA(node, FuncExpr) && DpIsDomainRead(((FuncExpr *) node)->funcid))
 		return DpBoundsDomainRead((FuncExpr *) node, cxt, iv);
@@ -1581,7 +1555,7 @@ DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 					CaseWhen   *w = lfirst_node(CaseWhen, lc);
 
 					if (cxt->rewrite)
-						w->expr = (Expr *) DpRowExpression((Node *) w->expr, cxt->rtis, cxt->rtable, cxt->where);
+						w->expr = (Expr *) cxt->cond((Node *) w->expr, cxt->rtis, cxt->rtable, cxt->where);
 					w->result = (Expr *) DpBoundsWalk((Node *) w->result, cxt, &r);
 					DpHull(iv, &r);
 				}
@@ -1661,9 +1635,9 @@ DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 
 /* The arithmetic row expression node, rewritten (see guard.h). */
 Node *
-DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where, bool key)
+DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where, bool key, DpRowCheck cond)
 {
-	DpBoundsCxt cxt = {rtis, rtable, where, true, key};
+	DpBoundsCxt cxt = {rtis, rtable, where, true, key, cond};
 	DpInterval	iv;
 
 	return DpBoundsWalk(node, &cxt, &iv);
@@ -1673,255 +1647,9 @@ DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where, b
 void
 DpBoundsOf(Node *node, List *rtable, const char *where, DpInterval *iv)
 {
-	DpBoundsCxt cxt = {NULL, rtable, where, false, false};
+	DpBoundsCxt cxt = {NULL, rtable, where, false, false, NULL};
 
 	(void) DpBoundsWalk(node, &cxt, iv);
-}
-
-/* ------------------------------------------------------------------------
- * Keys
- * ------------------------------------------------------------------------
- */
-
-/* A released key's canonical form (see guard.h). */
-Node *
-DpCanonicalKey(Node *key)
-{
-	switch (exprType(key))
-	{
-		case NUMERICOID:
-			return (Node *) makeFuncExpr(F_TRIM_SCALE, NUMERICOID, list_make1(key), InvalidOid, InvalidOid,
-										 COERCE_EXPLICIT_CALL);
-		case FLOAT8OID:
-			/* -0 + 0 is +0 */
-			return (Node *) makeFuncExpr(F_FLOAT8PL, FLOAT8OID, list_make2(key, DpBoundConstOf(FLOAT8OID, 0.0)),
-										 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-		case FLOAT4OID:
-			return (Node *) makeFuncExpr(F_FLOAT4PL, FLOAT4OID, list_make2(key, DpBoundConstOf(FLOAT4OID, 0.0)),
-										 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-		default:
-			return key;
-	}
-}
-
-/* Context of DpCountColumns. */
-typedef struct DpColumns
-{
-	List	   *vars;			/* distinct columns */
-	List	   *fields;			/* fixed-field extracts (generalising subexpressions with public values) */
-} DpColumns;
-
-/* Walker: the distinct columns of an expression. */
-static bool
-DpCountColumns(Node *node, DpColumns *cols)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Var))
-	{
-		ListCell   *lc;
-
-		foreach(lc, cols->vars)
-			if (((Var *) lfirst(lc))->varno == ((Var *) node)->varno &&
-				((Var *) lfirst(lc))->varattno == ((Var *) node)->varattno)
-			return false;
-		cols->vars = lappend(cols->vars, node);
-		return false;
-	}
-	return expression_tree_walker(node, DpCountColumns, cols);
-}
-
-/* Walker: the first subexpression that keys.c lists (a fixed field, width_bucket) and holds a column. */
-static bool
-DpFindListedPart(Node *node, Node **found)
-{
-	if (node == NULL)
-		return false;
-	if (DpIsGeneralising(node) && contain_var_clause(node) &&
-		DpGeneralisedPublicKeys(node, InvalidOid, 0) != NULL)
-	{
-		*found = node;
-		return true;
-	}
-	return expression_tree_walker(node, DpFindListedPart, found);
-}
-
-/* Mutator: subexpression part becomes parameter $1. */
-static Node *
-DpPartToParam(Node *node, Node *part)
-{
-	if (node == NULL)
-		return NULL;
-	if (equal(node, part))
-	{
-		Param	   *p = makeNode(Param);
-
-		p->paramkind = PARAM_EXTERN;
-		p->paramid = 1;
-		p->paramtype = exprType(part);
-		p->paramtypmod = exprTypmod(part);
-		p->paramcollid = exprCollation(part);
-		p->location = -1;
-		return (Node *) p;
-	}
-	return expression_tree_mutator(node, DpPartToParam, part);
-}
-
-/* qsort comparator of C strings. */
-static int
-DpCompareCStrings(const void *a, const void *b)
-{
-	return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
-/*
- * The text forms of expr with its subexpression part replaced by each of
- * values[0..n-1] (text forms of part's type): out[i], NULL where expr is
- * NULL.  Evaluated now, on public values only.
- */
-void
-DpEvalOnValues(Node *expr, Node *part, Datum *values, int n, char **out)
-{
-	EState	   *estate = CreateExecutorState();
-	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
-	ExprContext *econtext = GetPerTupleExprContext(estate);
-	ParamListInfo params = makeParamList(1);
-	ExprState  *es = ExecInitExpr(expression_planner((Expr *) DpPartToParam(expr, part)), NULL);
-	Oid			typinput,
-				typioparam,
-				typoutput;
-	bool		typvarlena;
-
-	MemoryContextSwitchTo(old);
-	getTypeInputInfo(exprType(part), &typinput, &typioparam);
-	getTypeOutputInfo(exprType(expr), &typoutput, &typvarlena);
-	params->numParams = 1;
-	params->params[0].ptype = exprType(part);
-	params->params[0].pflags = PARAM_FLAG_CONST;
-	econtext->ecxt_param_list_info = params;
-	for (int i = 0; i < n; i++)
-	{
-		bool		isnull;
-		Datum		v;
-
-		params->params[0].value = OidInputFunctionCall(typinput, TextDatumGetCString(values[i]), typioparam,
-													   exprTypmod(part));
-		params->params[0].isnull = false;
-		v = ExecEvalExprSwitchContext(es, econtext, &isnull);
-		out[i] = isnull ? NULL : OidOutputFunctionCall(typoutput, v);
-		ResetExprContext(econtext);
-	}
-	FreeExecutorState(estate);
-}
-
-/* The distinct values (text[], sorted, no NULL) of key with its part replaced by each of values (text[]). */
-ArrayType *
-DpKeyOnValues(Node *key, Node *part, ArrayType *values)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int			m = 0;
-	char	  **out;
-	Datum	   *result;
-
-	deconstruct_array(values, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-	for (int i = 0; i < n; i++)
-		if (!nulls[i])
-			elems[m++] = elems[i];
-	out = palloc(sizeof(char *) * Max(m, 1));
-	DpEvalOnValues(key, part, elems, m, out);
-	n = 0;
-	for (int i = 0; i < m; i++)
-		if (out[i] != NULL)
-			out[n++] = out[i];
-	qsort(out, n, sizeof(char *), DpCompareCStrings);
-	result = palloc(sizeof(Datum) * Max(n, 1));
-	m = 0;
-	for (int i = 0; i < n; i++)
-		if (m == 0 || strcmp(out[i], out[i - 1]) != 0)
-			result[m++] = CStringGetTextDatum(out[i]);
-	return construct_array(result, m, TEXTOID, -1, false, TYPALIGN_INT);
-}
-
-/* Strip the canonical form's wrapper (DpCanonicalKey). */
-static Node *
-DpStripCanonical(Node *key)
-{
-	if (IsA(key, FuncExpr) && (((FuncExpr *) key)->funcid == F_TRIM_SCALE ||
-							   ((((FuncExpr *) key)->funcid == F_FLOAT8PL || ((FuncExpr *) key)->funcid == F_FLOAT4PL) &&
-								IsA(lsecond(((FuncExpr *) key)->args), Const))))
-		return linitial(((FuncExpr *) key)->args);
-	return key;
-}
-
-/*
- * The public values of a GROUP BY expression key (see guard.h): a boolean
- * (false, true), a CASE whose results are constants, an expression whose
- * only column sits in a part keys.c lists (extract's fixed fields,
- * width_bucket: evaluated on each of its values), an expression of one
- * column with declared public keys (keys.c evaluates it on them).  NULL
- * otherwise.
- */
-ArrayType *
-DpExpressionPublicKeys(Node *key, Oid relid, int keyrti)
-{
-	Node	   *inner = DpStripCanonical(key);
-	DpColumns	cols = {NIL, NIL};
-	Node	   *part = NULL;
-
-	if (DpContainsParamWalker(key, NULL))
-		return NULL;
-	if (exprType(key) == BOOLOID)
-	{
-		char	   *vals[2] = {"false", "true"};
-		Datum		d[2] = {CStringGetTextDatum(vals[0]), CStringGetTextDatum(vals[1])};
-
-		return construct_array(d, 2, TEXTOID, -1, false, TYPALIGN_INT);
-	}
-	if (IsA(inner, CaseExpr))
-	{
-		CaseExpr   *c = (CaseExpr *) inner;
-		bool		constant = c->defresult == NULL || IsA(c->defresult, Const);
-		ListCell   *lc;
-
-		foreach(lc, c->args)
-			constant &= IsA(lfirst_node(CaseWhen, lc)->result, Const);
-		if (constant)
-		{
-			/* the results, as the key's (canonical) text: evaluated on a placeholder for the whole CASE */
-			List	   *results = NIL;
-			Oid			typoutput;
-			bool		typvarlena;
-			Datum	   *elems;
-			int			n = 0;
-
-			foreach(lc, c->args)
-				results = lappend(results, lfirst_node(CaseWhen, lc)->result);
-			if (c->defresult != NULL)
-				results = lappend(results, c->defresult);
-			getTypeOutputInfo(exprType(inner), &typoutput, &typvarlena);
-			elems = palloc(sizeof(Datum) * Max(list_length(results), 1));
-			foreach(lc, results)
-				if (!((Const *) lfirst(lc))->constisnull)
-				elems[n++] = CStringGetTextDatum(OidOutputFunctionCall(typoutput, ((Const *) lfirst(lc))->constvalue));
-			return DpKeyOnValues(key, inner, construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-		}
-	}
-	(void) DpCountColumns(key, &cols);
-	if (list_length(cols.vars) != 1)
-		return NULL;
-	/* a fixed field or bucket of the column, under arithmetic: the expression on the part's values */
-	if (!DpIsGeneralising(inner) && DpFindListedPart(key, &part))
-	{
-		DpColumns	outside = {NIL, NIL};
-
-		(void) DpCountColumns(DpPartToParam(key, part), &outside);
-		if (outside.vars == NIL)
-			return DpKeyOnValues(key, part, DpGeneralisedPublicKeys(part, relid, keyrti));
-	}
-	/* an expression of one column with declared public keys: on those keys (keys.c) */
-	return DpGeneralisedPublicKeys(key, relid, keyrti);
 }
 
 /* ------------------------------------------------------------------------

@@ -31,6 +31,7 @@
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
 #include "canonical.h"
@@ -130,4 +131,36 @@ DpCanonicalReleasedKeys(Query *d)
 										 exprCollation(key), exprCollation(key), COERCE_EXPLICIT_CALL);
 		te->ressortgroupref = 0;
 	}
+}
+
+/* A released key's canonical form (see guard.h). */
+Node *
+DpCanonicalKey(Node *key)
+{
+	switch (exprType(key))
+	{
+		case NUMERICOID:
+			return (Node *) makeFuncExpr(F_TRIM_SCALE, NUMERICOID, list_make1(key), InvalidOid, InvalidOid,
+										 COERCE_EXPLICIT_CALL);
+		case FLOAT8OID:
+			/* -0 + 0 is +0 */
+			return (Node *) makeFuncExpr(F_FLOAT8PL, FLOAT8OID, list_make2(key, DpBoundConstOf(FLOAT8OID, 0.0)),
+										 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		case FLOAT4OID:
+			return (Node *) makeFuncExpr(F_FLOAT4PL, FLOAT4OID, list_make2(key, DpBoundConstOf(FLOAT4OID, 0.0)),
+										 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		default:
+			return key;
+	}
+}
+
+/* Strip the canonical form's wrapper (DpCanonicalKey). */
+Node *
+DpStripCanonical(Node *key)
+{
+	if (IsA(key, FuncExpr) && (((FuncExpr *) key)->funcid == F_TRIM_SCALE ||
+							   ((((FuncExpr *) key)->funcid == F_FLOAT8PL || ((FuncExpr *) key)->funcid == F_FLOAT4PL) &&
+								IsA(lsecond(((FuncExpr *) key)->args), Const))))
+		return linitial(((FuncExpr *) key)->args);
+	return key;
 }

@@ -47,30 +47,6 @@
 #include "guard/guard.h"
 #include "guc.h"
 
-/* The dp_mechanism type (the argument type of dp_pg.partition_keep, so no search_path lookup). */
-Oid
-DpMechanismType(void)
-{
-	Oid			fn = LookupFuncName(list_make2(makeString("dp_pg"), makeString("partition_keep")), -1, NULL, true);
-	Oid		   *argtypes;
-	int			nargs;
-
-	if (!OidIsValid(fn) || DpKindOfAggregate(fn) != &dp_partition_keep_kind)
-		DpGuardRefuse("GROUP BY needs dp_pg.partition_keep", "The dp_pg installation is incomplete.");
-	(void) get_func_signature(fn, &argtypes, &nargs);
-	return argtypes[0];
-}
-
-/* A dp_mechanism constant. */
-Const *
-DpMechanismConst(const DpMechanism *mech)
-{
-	DpMechanism *copy = palloc(sizeof(DpMechanism));
-
-	*copy = *mech;
-	return makeConst(DpMechanismType(), -1, InvalidOid, sizeof(DpMechanism), PointerGetDatum(copy), false, false);
-}
-
 /*
  * Add dp_pg.partition_keep(<dp_pg.partition_mechanism>) to q's HAVING: the
  * private partition selection of a GROUP BY on keys that are not public.
@@ -605,17 +581,120 @@ DpRewritePublicGroupsCore(Query *q, ArrayType **arrs, Node *real_row, List *key_
 #endif
 }
 
-/* "<expr> IS NOT NULL" */
-Node *
-DpIsNotNull(Expr *arg)
-{
-	NullTest   *nt = makeNode(NullTest);
+/* ------------------------------------------------------------------------
+ * Expression keys whose values are public
+ * ------------------------------------------------------------------------
+ */
 
-	nt->arg = arg;
-	nt->nulltesttype = IS_NOT_NULL;
-	nt->argisrow = false;
-	nt->location = -1;
-	return (Node *) nt;
+/* Context of DpCountColumns. */
+typedef struct DpColumns
+{
+	List	   *vars;			/* distinct columns */
+	List	   *fields;			/* fixed-field extracts (generalising subexpressions with public values) */
+} DpColumns;
+
+/* Walker: the distinct columns of an expression. */
+static bool
+DpCountColumns(Node *node, DpColumns *cols)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		ListCell   *lc;
+
+		foreach(lc, cols->vars)
+			if (((Var *) lfirst(lc))->varno == ((Var *) node)->varno &&
+				((Var *) lfirst(lc))->varattno == ((Var *) node)->varattno)
+			return false;
+		cols->vars = lappend(cols->vars, node);
+		return false;
+	}
+	return expression_tree_walker(node, DpCountColumns, cols);
+}
+
+/* Walker: the first subexpression that keys.c lists (a fixed field, width_bucket) and holds a column. */
+static bool
+DpFindListedPart(Node *node, Node **found)
+{
+	if (node == NULL)
+		return false;
+	if (DpIsGeneralising(node) && contain_var_clause(node) &&
+		DpGeneralisedPublicKeys(node, InvalidOid, 0) != NULL)
+	{
+		*found = node;
+		return true;
+	}
+	return expression_tree_walker(node, DpFindListedPart, found);
+}
+
+/*
+ * The public values of a GROUP BY expression key (see guard.h): a boolean
+ * (false, true), a CASE whose results are constants, an expression whose
+ * only column sits in a part keys.c lists (extract's fixed fields,
+ * width_bucket: evaluated on each of its values), an expression of one
+ * column with declared public keys (keys.c evaluates it on them).  NULL
+ * otherwise.
+ */
+ArrayType *
+DpExpressionPublicKeys(Node *key, Oid relid, int keyrti)
+{
+	Node	   *inner = DpStripCanonical(key);
+	DpColumns	cols = {NIL, NIL};
+	Node	   *part = NULL;
+
+	if (DpContainsParamWalker(key, NULL))
+		return NULL;
+	if (exprType(key) == BOOLOID)
+	{
+		char	   *vals[2] = {"false", "true"};
+		Datum		d[2] = {CStringGetTextDatum(vals[0]), CStringGetTextDatum(vals[1])};
+
+		return construct_array(d, 2, TEXTOID, -1, false, TYPALIGN_INT);
+	}
+	if (IsA(inner, CaseExpr))
+	{
+		CaseExpr   *c = (CaseExpr *) inner;
+		bool		constant = c->defresult == NULL || IsA(c->defresult, Const);
+		ListCell   *lc;
+
+		foreach(lc, c->args)
+			constant &= IsA(lfirst_node(CaseWhen, lc)->result, Const);
+		if (constant)
+		{
+			/* the results, as the key's (canonical) text: evaluated on a placeholder for the whole CASE */
+			List	   *results = NIL;
+			Oid			typoutput;
+			bool		typvarlena;
+			Datum	   *elems;
+			int			n = 0;
+
+			foreach(lc, c->args)
+				results = lappend(results, lfirst_node(CaseWhen, lc)->result);
+			if (c->defresult != NULL)
+				results = lappend(results, c->defresult);
+			getTypeOutputInfo(exprType(inner), &typoutput, &typvarlena);
+			elems = palloc(sizeof(Datum) * Max(list_length(results), 1));
+			foreach(lc, results)
+				if (!((Const *) lfirst(lc))->constisnull)
+				elems[n++] = CStringGetTextDatum(OidOutputFunctionCall(typoutput, ((Const *) lfirst(lc))->constvalue));
+			return DpKeyOnValues(key, inner, construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+		}
+	}
+	(void) DpCountColumns(key, &cols);
+	if (list_length(cols.vars) != 1)
+		return NULL;
+	/* a fixed field or bucket of the column, under arithmetic: the expression on the part's values */
+	if (!DpIsGeneralising(inner) && DpFindListedPart(key, &part))
+	{
+		DpColumns	outside = {NIL, NIL};
+
+		(void) DpCountColumns(DpPartToParam(key, part), &outside);
+		if (outside.vars == NIL)
+			return DpKeyOnValues(key, part, DpGeneralisedPublicKeys(part, relid, keyrti));
+	}
+	/* an expression of one column with declared public keys: on those keys (keys.c) */
+	return DpGeneralisedPublicKeys(key, relid, keyrti);
 }
 
 /*
@@ -722,55 +801,3 @@ DpGroupRelease(Query *d, Oid relid)
 	else
 		DpAddPartitionKeep(d, 0);
 }
-
-
-/* An aggregate call fn(args) of result type rettype. */
-Aggref *
-DpMakeAggref(Oid fn, Oid rettype, List *args, Oid inputcollid, Expr *filter, bool star)
-{
-	Aggref	   *a = makeNode(Aggref);
-	ListCell   *lc;
-	int			i = 1;
-
-	a->aggfnoid = fn;
-	a->aggtype = rettype;
-	a->aggcollid = InvalidOid;
-	a->inputcollid = inputcollid;
-	a->aggtranstype = InvalidOid;
-	a->aggargtypes = NIL;
-	a->args = NIL;
-	foreach(lc, args)
-	{
-		a->aggargtypes = lappend_oid(a->aggargtypes, exprType(lfirst(lc)));
-		a->args = lappend(a->args, makeTargetEntry(lfirst(lc), i++, NULL, false));
-	}
-	a->aggdirectargs = NIL;
-	a->aggorder = NIL;
-	a->aggdistinct = NIL;
-	a->aggfilter = filter;
-	a->aggstar = star;
-	a->aggvariadic = false;
-	a->aggkind = AGGKIND_NORMAL;
-	a->agglevelsup = 0;
-	a->aggsplit = AGGSPLIT_SIMPLE;
-	a->aggno = -1;
-	a->aggtransno = -1;
-	a->location = -1;
-	return a;
-}
-
-/* LEAST / GREATEST of two expressions of type type. */
-
-Const *
-DpInt8Const(int64 v)
-{
-	return makeConst(INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(v), false, FLOAT8PASSBYVAL);
-}
-
-Const *
-DpInt4Const(int32 v)
-{
-	return makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(v), false, true);
-}
-
-/* The i-th (0-based) argument expression of an Aggref. */

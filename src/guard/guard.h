@@ -232,6 +232,9 @@ extern DP_NORETURN void DpGuardRefuseHint(const char *rule, const char *detail, 
 /* The Var under binary-compatible relabelling (this query level), or NULL. */
 extern Var *DpStripVar(Node *node);
 
+/* n without binary-compatible relabelling. */
+extern Node *DpStripRelabel(Node *n);
+
 /* True if conjunct c equates a column at rti_a with one at rti_b by their type's equality (sets *a, *b). */
 extern bool DpEquatedColumns(Node *c, int rti_a, int rti_b, Var **a, Var **b);
 
@@ -290,16 +293,58 @@ extern bool DpPlanHasRunConstants(PlannedStmt *stmt);
 extern void DpRowStepsReset(void);
 extern void DpRowStep(const char *where);
 
-/* A row expression, checked and rewritten as shape.c checks WHERE clauses (columns of rtis, entries of rtable). */
+/* Context of DpRowExprMutator. */
+typedef struct DpRowContext
+{
+	const char *where;			/* for messages */
+	Bitmapset  *rtis;			/* range-table entries whose columns may be read */
+	List	   *rtable;			/* the query's range table (bounds.c reads the columns' domains) */
+	bool		key;			/* a GROUP BY key: numeric columns read in canonical form (bounds.c) */
+} DpRowContext;
+
+/* A row expression (WHERE, JOIN, FILTER, dp aggregate value) checked and rewritten (rowexpr.c). */
+extern Node *DpRowExpr(Node *node, DpRowContext *cxt);
+
+/* The same for the columns of rtis, entries of rtable (not a GROUP BY key). */
 extern Node *DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const char *where);
 
+/* A row checker of DpRowExpression's kind: bounds.c checks the conditions inside arithmetic with it. */
+typedef Node *(*DpRowCheck) (Node *node, Bitmapset *rtis, List *rtable, const char *where);
+
+/* True if type's built-in comparison operators cannot fail (rowexpr.c). */
+extern bool DpSafeComparisonType(Oid type);
+
 /* dp_pg.clamp_float8(numeric, float8, float8), total; InvalidOid if absent. */
-/* guard.c */
+/* ------------------------------------------------------------------------
+ * dpquery.c — the dp query inside an analyst's query
+ * ------------------------------------------------------------------------
+ */
+
+/* True if q is a column probe (LIMIT 0, a constantly false WHERE): it has no row whatever the data. */
+extern bool DpIsColumnProbe(Query *q);
+
+/* Make q a query of the same columns and no row, reading nothing. */
+extern void DpEmptyProbe(Query *q);
+
+/* Walker: true if the query calls one of the guard's own row functions anywhere. */
+extern bool DpCallsGuardRowFunction(Node *node, void *context);
+
+/* Inline the WITH queries of q (at every level) that read a protected table. */
 extern void DpInlineProtectedCtes(Query *q);
+
+/* The protected table the top level of q reads, or NULL. */
+extern DpProtected *DpTopLevelProtected(Query *q, List *prot);
+
+/* The FROM-subquery of q that reads the protected table (the dp query a wrapper wraps), or NULL. */
+extern RangeTblEntry *DpWrappedDpQuery(Query *q);
+
 /* Read a DP level's protected table (entry rte of d) with its owner's rights, without the analysts' policy. */
 extern void DpGuardElevate(Query *d, RangeTblEntry *rte);
+
 /* Flatten q's FROM-subqueries that only filter, project or join its protected table; true if it did. */
 extern bool DpGuardFlatten(Query *q, List *prot);
+
+/* dp_pg.analyst_rows(), the qual of the policy that gives analysts no row, or InvalidOid. */
 extern Oid	DpAnalystRowsFunction(void);
 
 /* keys.c — generalising expressions of a column (date_trunc, extract, width_bucket, ...) */
@@ -336,7 +381,8 @@ extern bool DpIsBoundedExpression(Node *node);
  * domains (numeric ones in canonical form when key: a GROUP BY key); refused
  * (42501) unless total.
  */
-extern Node *DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where, bool key);
+extern Node *DpBoundedRowExpr(Node *node, Bitmapset *rtis, List *rtable, const char *where, bool key,
+							   DpRowCheck cond);
 
 /* The interval of a numeric row expression over the entries of rtable (ERROR 42501 when it has none). */
 extern void DpBoundsOf(Node *node, List *rtable, const char *where, DpInterval *iv);
@@ -401,6 +447,9 @@ extern DpTotalKind DpTotalCastTo(Oid type);
 /* True if fn is one of dp_pg.domain_read(...), the total reads of a column through its domain. */
 extern bool DpIsDomainRead(Oid fn);
 
+/* expr with its subexpression part replaced by parameter $1 (keys.c). */
+extern Node *DpPartToParam(Node *node, Node *part);
+
 /* The text forms of expr with subexpression part replaced by each of the text values (NULL: NULL). */
 extern void DpEvalOnValues(Node *expr, Node *part, Datum *values, int n, char **out);
 
@@ -409,6 +458,9 @@ extern ArrayType *DpKeyOnValues(Node *key, Node *part, ArrayType *values);
 
 /* A released key's canonical form: numeric without trailing zeros, floats without -0. */
 extern Node *DpCanonicalKey(Node *key);
+
+/* key without DpCanonicalKey's wrapper. */
+extern Node *DpStripCanonical(Node *key);
 
 /* The public values of a GROUP BY expression key (text[]), or NULL: partition selection. */
 extern ArrayType *DpExpressionPublicKeys(Node *key, Oid relid, int keyrti);
@@ -629,11 +681,18 @@ extern bool DpDdlAnalystDependency(List *relids, Oid group, ObjectAddress *found
  * ------------------------------------------------------------------------
  */
 
+/*
+ * The guard of one query level (guard.c's DpGuardDpQuery or
+ * DpGuardCountedQuery): multi.c guards each release it makes with the one
+ * guard.c hands it, so that no release file calls up into guard.c.
+ */
+typedef void (*DpGuardQuery) (Query *q, List *prot, DpPlanCheck *check, int depth);
+
 /* Forget the released subqueries of an earlier query. */
 extern void DpMultiReset(void);
 
 /* Guard the dp subqueries that filter the protected table's rows (released subqueries); returns the reads guarded. */
-extern int	DpMultiReleasedSubqueries(Query *q, List *prot, DpPlanCheck *check);
+extern int	DpMultiReleasedSubqueries(Query *q, List *prot, DpPlanCheck *check, DpGuardQuery guard);
 
 /* True if r is a released subquery. */
 extern bool DpMultiIsReleased(RangeTblEntry *r);
@@ -648,15 +707,36 @@ extern List *DpMultiDetachKeyFilters(Query *q, int prot_rti, Node **keys, int nk
 extern void DpMultiAttachKeyFilters(Query *q, List *filters);
 
 /* Decompose a query level with grouping sets or a constant series into one release each. */
-extern bool DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth);
+extern bool DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth, DpGuardQuery guard);
 
 /* ------------------------------------------------------------------------
  * perunit.c — aggregates over per-unit aggregates
  * ------------------------------------------------------------------------
  */
 
+/* A column of V: its domain, when it is a per-unit value. */
+typedef struct DpPerUnitColumn
+{
+	AttrNumber	attno;
+	double		lo;
+	double		hi;
+	bool		integral;
+	bool		value;			/* a per-unit value (its domain is known) */
+} DpPerUnitColumn;
+
+/* The domains of the columns of one V (found by bounds.c through its Query). */
+typedef struct DpPerUnitDomains
+{
+	Query	   *v;
+	int			n;
+	DpPerUnitColumn *cols;
+} DpPerUnitDomains;
+
 /* Forget the per-unit subqueries of an earlier statement. */
 extern void DpPerUnitReset(void);
+
+/* Register the domains of a per-unit subquery of this statement (domains.c). */
+extern void DpPerUnitAddDomains(DpPerUnitDomains *reg);
 
 /* Validate and rewrite an aggregate over per-unit aggregates of a unit table; false if q is not one. */
 extern bool DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth);
@@ -710,6 +790,7 @@ extern void DpGuardInit(void);
 /* runconst.c: run-time constants (dp_pg.run_constant), bound before the query runs */
 extern Oid	DpRunConstantFunction(void);
 extern Oid	DpRunLikePatternFunction(void);
+extern Node *DpRunLikePattern(Node *pat);
 extern void DpRunConstantsBind(QueryDesc *queryDesc, int eflags);
 
 #endif							/* DP_GUARD_H */

@@ -899,3 +899,106 @@ DpGeneralisedPublicKeys(Node *key, Oid relid, int keyrti)
 		return NULL;
 	return DpKeyOnValues(key, (Node *) var, declared);	/* on the declared keys (bounds.c) */
 }
+
+/* ------------------------------------------------------------------------
+ * Keys evaluated on public values
+ * ------------------------------------------------------------------------
+ */
+
+/* Mutator: subexpression part becomes parameter $1. */
+Node *
+DpPartToParam(Node *node, Node *part)
+{
+	if (node == NULL)
+		return NULL;
+	if (equal(node, part))
+	{
+		Param	   *p = makeNode(Param);
+
+		p->paramkind = PARAM_EXTERN;
+		p->paramid = 1;
+		p->paramtype = exprType(part);
+		p->paramtypmod = exprTypmod(part);
+		p->paramcollid = exprCollation(part);
+		p->location = -1;
+		return (Node *) p;
+	}
+	return expression_tree_mutator(node, DpPartToParam, part);
+}
+
+/* qsort comparator of C strings. */
+static int
+DpCompareCStrings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * The text forms of expr with its subexpression part replaced by each of
+ * values[0..n-1] (text forms of part's type): out[i], NULL where expr is
+ * NULL.  Evaluated now, on public values only.
+ */
+void
+DpEvalOnValues(Node *expr, Node *part, Datum *values, int n, char **out)
+{
+	EState	   *estate = CreateExecutorState();
+	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	ParamListInfo params = makeParamList(1);
+	ExprState  *es = ExecInitExpr(expression_planner((Expr *) DpPartToParam(expr, part)), NULL);
+	Oid			typinput,
+				typioparam,
+				typoutput;
+	bool		typvarlena;
+
+	MemoryContextSwitchTo(old);
+	getTypeInputInfo(exprType(part), &typinput, &typioparam);
+	getTypeOutputInfo(exprType(expr), &typoutput, &typvarlena);
+	params->numParams = 1;
+	params->params[0].ptype = exprType(part);
+	params->params[0].pflags = PARAM_FLAG_CONST;
+	econtext->ecxt_param_list_info = params;
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+		Datum		v;
+
+		params->params[0].value = OidInputFunctionCall(typinput, TextDatumGetCString(values[i]), typioparam,
+													   exprTypmod(part));
+		params->params[0].isnull = false;
+		v = ExecEvalExprSwitchContext(es, econtext, &isnull);
+		out[i] = isnull ? NULL : OidOutputFunctionCall(typoutput, v);
+		ResetExprContext(econtext);
+	}
+	FreeExecutorState(estate);
+}
+
+/* The distinct values (text[], sorted, no NULL) of key with its part replaced by each of values (text[]). */
+ArrayType *
+DpKeyOnValues(Node *key, Node *part, ArrayType *values)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			m = 0;
+	char	  **out;
+	Datum	   *result;
+
+	deconstruct_array(values, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			elems[m++] = elems[i];
+	out = palloc(sizeof(char *) * Max(m, 1));
+	DpEvalOnValues(key, part, elems, m, out);
+	n = 0;
+	for (int i = 0; i < m; i++)
+		if (out[i] != NULL)
+			out[n++] = out[i];
+	qsort(out, n, sizeof(char *), DpCompareCStrings);
+	result = palloc(sizeof(Datum) * Max(n, 1));
+	m = 0;
+	for (int i = 0; i < n; i++)
+		if (m == 0 || strcmp(out[i], out[i - 1]) != 0)
+			result[m++] = CStringGetTextDatum(out[i]);
+	return construct_array(result, m, TEXTOID, -1, false, TYPALIGN_INT);
+}

@@ -41,7 +41,9 @@
  * is itself a dp query (Superset's JOIN (SELECT region, sum(amount) ... GROUP
  * BY region ORDER BY 2 DESC LIMIT 5) AS anon_1 ON region = region__) is
  * guarded first as a release of its own, by the rule of the top level
- * (guard.c, DpGuardCountedQuery): each of its protected reads must be one of
+ * (guard.c's DpGuardCountedQuery, which guard.c hands to multi.c so that
+ * the release files never call up into the orchestration): each of its
+ * protected reads must be one of
  * its DP levels — a raw read beside its dp query, in its select list or
  * HAVING, or in a wrapper around it, is refused — so its rows are released
  * values.  It then stands beside the protected table as
@@ -262,7 +264,7 @@ DpMultiLevel(Query *q, List *prot, int depth)
  * columns.  Returns the number of protected reads guarded so.
  */
 int
-DpMultiReleasedSubqueries(Query *q, List *prot, DpPlanCheck *check)
+DpMultiReleasedSubqueries(Query *q, List *prot, DpPlanCheck *check, DpGuardQuery guard)
 {
 	Query	   *level = DpMultiLevel(q, prot, 0);
 	ListCell   *lc;
@@ -296,7 +298,7 @@ DpMultiReleasedSubqueries(Query *q, List *prot, DpPlanCheck *check)
 						  "It would be released once per row of the tables before it.");
 		/* every read in it is one of its DP levels, as at the top level (guard.c) */
 		reads = DpReadsProtected(r->subquery);
-		DpGuardCountedQuery(r->subquery, prot, check, 1);
+		guard(r->subquery, prot, check, 1);
 		cols.rti = rti;
 		(void) query_tree_walker(level, DpMultiColumnsWalker, &cols, QTW_IGNORE_JOINALIASES);
 		r->subquery = DpMultiDistinctOver(r->subquery, cols.cols);
@@ -1173,11 +1175,12 @@ DpMultiUnion(List *branches, List *colnames)
 /*
  * Decompose query level q (reading protected table p at its top level) into
  * one release per grouping set or series value (see the file comment), each
- * guarded as a dp query, and leave q as the post-processing over their
- * union.  False (and q untouched) if q has neither.
+ * guarded as a dp query by guard (guard.c's DpGuardDpQuery), and leave q as
+ * the post-processing over their union.  False (and q untouched) if q has
+ * neither.
  */
 bool
-DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth)
+DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth, DpGuardQuery guard)
 {
 	DpMultiSplitInfo info;
 	DpMultiCollect collect = {0, NIL, NIL};
@@ -1271,7 +1274,7 @@ DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth)
 			b = DpMultiBranch(&info, NIL, c);
 		}
 		if (b->rtable != NIL)
-			DpGuardDpQuery(b, prot, check, depth + 1);
+			guard(b, prot, check, depth + 1);
 		branches = lappend(branches, b);
 	}
 

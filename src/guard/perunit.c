@@ -110,61 +110,6 @@
 /* A per-unit value used as a GROUP BY key is listed when it has at most this many values. */
 #define DP_PERUNIT_LISTED 1000
 
-/* A column of V: its domain, when it is a per-unit value. */
-typedef struct DpPerUnitColumn
-{
-	AttrNumber	attno;
-	double		lo;
-	double		hi;
-	bool		integral;
-	bool		value;			/* a per-unit value (its domain is known) */
-} DpPerUnitColumn;
-
-/* The domains of the columns of one V (found by bounds.c through its Query). */
-typedef struct DpPerUnitDomains
-{
-	Query	   *v;
-	int			n;
-	DpPerUnitColumn *cols;
-} DpPerUnitDomains;
-
-/* The V queries of the statement being guarded. */
-static List *perunit_domains = NIL;
-
-/* Forget the V queries of an earlier statement. */
-void
-DpPerUnitReset(void)
-{
-	perunit_domains = NIL;
-}
-
-/* See guard.h: the domain of column attno of a per-unit subquery v, if it is a per-unit value. */
-bool
-DpPerUnitDomain(Query *v, AttrNumber attno, double *lo, double *hi, bool *integral)
-{
-	ListCell   *lc;
-
-	foreach(lc, perunit_domains)
-	{
-		DpPerUnitDomains *d = lfirst(lc);
-
-		if (d->v != v)
-			continue;
-		for (int i = 0; i < d->n; i++)
-			if (d->cols[i].attno == attno && d->cols[i].value)
-			{
-				if (lo)
-					*lo = d->cols[i].lo;
-				if (hi)
-					*hi = d->cols[i].hi;
-				if (integral)
-					*integral = d->cols[i].integral;
-				return true;
-			}
-	}
-	return false;
-}
-
 /* ------------------------------------------------------------------------
  * Small builders
  * ------------------------------------------------------------------------
@@ -1613,7 +1558,7 @@ DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 		foreach(lc, pu.domains)
 			reg->cols[i++] = *(DpPerUnitColumn *) lfirst(lc);
 	}
-	perunit_domains = lappend(perunit_domains, reg);
+	DpPerUnitAddDomains(reg);
 	/* colnames again: HAVING may have added values */
 	colnames = NIL;
 	foreach(lc, pu.v->targetList)
@@ -1662,7 +1607,8 @@ DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 			/* a per-unit value, or an expression of them: a total row expression, released in canonical form */
 			pair[0] = key;
 			if (DpIsBoundedExpression(key))
-				pair[1] = DpCanonicalKey(DpBoundedRowExpr(key, bms_make_singleton(1), q->rtable, "a GROUP BY key", true));
+				pair[1] = DpCanonicalKey(DpBoundedRowExpr(key, bms_make_singleton(1), q->rtable, "a GROUP BY key", true,
+																	 DpRowExpression));
 			else
 				pair[1] = PuRowOverV(&pu, q, key, "a GROUP BY key");
 			arrs[nk] = PuValueKeys(&pu, q, key);

@@ -10,10 +10,13 @@
  * plan (a plan field not visited below) stops the query here, before it
  * runs: the plan is searched for the function as text.
  *
- * Owns the binding of run-time constants (called by hooks.c at ExecutorStart,
- * before the call sites bind their constant arguments).  May call the guard's
- * own files (reads.c's plan stamps, shape.c's LIKE check), the release path's
- * DpContainsNonExternParam (release/release.h) and common/plantree.h.
+ * Owns run-time constants: which subexpressions are ones
+ * (DpIsRunConstantExpr), their markers (DpRunConstant, DpRunLikePattern:
+ * the row checks write them, counted by DpRunConstantsMade so that reads.c
+ * stamps the plan), the marker functions themselves, and their binding
+ * (called by hooks.c at ExecutorStart, before the call sites bind their
+ * constant arguments).  A bound or run-time LIKE pattern is checked then
+ * by DpLikePatternComplete, as a constant one is while planning.
  *
  * Layer guard/ (docs/development.md): may call the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
@@ -22,6 +25,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "mb/pg_wchar.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -35,6 +39,8 @@
 #include "release.h"
 #include "guard/guard.h"
 #include "plantree.h"
+
+PG_FUNCTION_INFO_V1(dp_run_constant);
 
 /* dp_pg.run_constant(anyelement), or InvalidOid. */
 Oid
@@ -52,6 +58,89 @@ DpRunLikePatternFunction(void)
 	Oid			argtypes[1] = {TEXTOID};
 
 	return LookupFuncName(list_make2(makeString("dp_pg"), makeString("run_like_pattern")), 1, argtypes, true);
+}
+
+/* Run-time constants made so far in this backend (never reset: see DpRunConstantsMade). */
+static uint64 run_constants_made = 0;
+
+/* check_functions_in_node callback: true for a function that is not trusted. */
+static bool
+DpUntrustedFunctionCallback(Oid fn, void *context)
+{
+	return !DpTrustedFunction(fn);
+}
+
+/* Walker: true if a function of the expression is not trusted (not built in, not a superuser's). */
+static bool
+DpUntrustedFunctionWalker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, (check_function_callback) DpUntrustedFunctionCallback, NULL))
+		return true;
+	return expression_tree_walker(node, DpUntrustedFunctionWalker, context);
+}
+
+/*
+ * True if node is a run-time constant: no column, aggregate, subquery,
+ * volatile function or set-returning function, only trusted functions, but
+ * a bound parameter or a stable function, so that it cannot be computed
+ * while planning.  callsite.c computes it once before the query runs.
+ */
+bool
+DpIsRunConstantExpr(Node *node)
+{
+	return !IsA(node, Const) && !IsA(node, Param) &&
+		!contain_var_clause(node) && !contain_volatile_functions(node) &&
+		!contain_agg_clause(node) && !contain_subplans(node) && !IsA(node, SubLink) &&
+		!expression_returns_set(node) && !DpContainsNonExternParam(node, NULL) &&
+		!DpUntrustedFunctionWalker(node, NULL) && OidIsValid(DpRunConstantFunction());
+}
+
+/* The number of run-time constants the guard has made in this backend (see guard.h). */
+uint64
+DpRunConstantsMade(void)
+{
+	return run_constants_made;
+}
+
+/* dp_pg.run_constant(node): evaluated once before the query runs (callsite.c). */
+Node *
+DpRunConstant(Node *node)
+{
+	Oid			type = exprType(node);
+	Oid			coll = exprCollation(node);
+
+	run_constants_made++;
+	return (Node *) makeFuncExpr(DpRunConstantFunction(), type, list_make1(node), coll, coll, COERCE_EXPLICIT_CALL);
+}
+
+/* False if LIKE pattern p ends with its escape character (see guard.h). */
+bool
+DpLikePatternComplete(const char *p)
+{
+	int			len = strlen(p);
+
+	for (int i = 0; i < len;)
+	{
+		if (p[i] == '\\')
+		{
+			if (i + 1 >= len)
+				return false;
+			i++;
+		}
+		i += pg_mblen(p + i);
+	}
+	return true;
+}
+
+/* dp_pg.run_like_pattern(pat): a bound or run-time LIKE pattern, checked once before the query runs. */
+Node *
+DpRunLikePattern(Node *pat)
+{
+	run_constants_made++;
+	return (Node *) makeFuncExpr(DpRunLikePatternFunction(), TEXTOID, list_make1(pat),
+								 exprCollation(pat), exprCollation(pat), COERCE_EXPLICIT_CALL);
 }
 
 typedef struct DpRunConstContext
@@ -277,4 +366,13 @@ DpRunConstantsBind(QueryDesc *queryDesc, int eflags)
 				 errmsg("a run-time constant of this query could not be evaluated before it runs"),
 				 errdetail("Nothing was charged and nothing was released."),
 				 errhint("Write the constant as a literal.")));
+}
+
+/* dp_pg.run_constant(x): x (the guard's marker of a run-time constant, bound before the query runs). */
+Datum
+dp_run_constant(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 }

@@ -31,13 +31,21 @@
  * which analysts may not run on protected tables (ddl.c), and from RAISE INFO
  * in trusted code.
  *
+ * The roles an analyst can act as (DpAnalystReachableRoles): the analysts
+ * and every role one of them is a member of.  A public table joined to a
+ * protected one (shape.c) and a view's owner (views.c) must be none of them.
+ *
  * Layer guard/ (docs/development.md): may call the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
 #include "utils/inval.h"
@@ -200,4 +208,59 @@ DpSessionInit(void)
 	CacheRegisterSyscacheCallback(AUTHMEMMEMROLE, DpSessionAuthCallback, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, DpSessionAuthCallback, (Datum) 0);
 	DpSessionInstallMessageFloor();
+}
+
+/*
+ * The roles whose rights an analyst can use: the analysts (budgeted roles and
+ * their members) and every role one of them is a member of, with or without
+ * INHERIT (SET ROLE reaches it).  Superusers are left out: an analyst that
+ * can become one is not guarded by anything.  Waits for the ledger (ERROR
+ * when it is not ready: fail closed).
+ */
+List *
+DpAnalystReachableRoles(void)
+{
+	DpBudgetRow *rows;
+	int			n = DpLedgerBudgetRows(&rows);
+	List	   *roles = NIL;
+	List	   *analysts = NIL;
+	List	   *result = NIL;
+	Relation	authid;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	ListCell   *lc;
+
+	if (n == 0)
+		return NIL;
+	authid = table_open(AuthIdRelationId, AccessShareLock);
+	scan = systable_beginscan(authid, InvalidOid, false, NULL, 0, NULL);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_authid role = (Form_pg_authid) GETSTRUCT(tup);
+
+		if (!role->rolsuper)
+			roles = lappend_oid(roles, role->oid);
+	}
+	systable_endscan(scan);
+	table_close(authid, AccessShareLock);
+
+	foreach(lc, roles)
+		for (int i = 0; i < n; i++)
+			if (is_member_of_role_nosuper(lfirst_oid(lc), rows[i].role))
+			{
+				analysts = lappend_oid(analysts, lfirst_oid(lc));
+				break;
+			}
+	foreach(lc, roles)
+	{
+		ListCell   *a;
+
+		foreach(a, analysts)
+			if (is_member_of_role_nosuper(lfirst_oid(a), lfirst_oid(lc)))
+			{
+				result = lappend_oid(result, lfirst_oid(lc));
+				break;
+			}
+	}
+	return result;
 }

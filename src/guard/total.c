@@ -46,6 +46,11 @@
  * saturated answer), but privacy no longer rests on it: a wrong interval can
  * only make an answer less accurate.
  *
+ * dp_pg.clamp_float8(x numeric, lo, hi) is the total conversion of a numeric
+ * column to float8 clamped to an aggregate's bounds (a translated avg, or
+ * dp_sum(amount, 0.0, 100.0) as drivers bind doubles): the row checks write
+ * it in place of numeric's cast to float8 (rowexpr.c).
+ *
  * These are the guard's functions: an analyst's query that calls one is
  * refused (guard.c), as are calls to the domain reads.
  *
@@ -72,6 +77,7 @@
 
 #include "guard/guard.h"
 
+PG_FUNCTION_INFO_V1(dp_clamp_float8);
 PG_FUNCTION_INFO_V1(dp_total_add);
 PG_FUNCTION_INFO_V1(dp_total_sub);
 PG_FUNCTION_INFO_V1(dp_total_mul);
@@ -1056,4 +1062,66 @@ dp_total_date_diff(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	r = (int64) a - (int64) b;
 	PG_RETURN_INT32((int32) Min(Max(r, PG_INT32_MIN), PG_INT32_MAX));
+}
+
+/* dp_pg.clamp_float8(numeric, float8, float8), or InvalidOid. */
+Oid
+DpClampFloat8Function(void)
+{
+	Oid			argtypes[3] = {NUMERICOID, FLOAT8OID, FLOAT8OID};
+
+	return LookupFuncName(list_make2(makeString("dp_pg"), makeString("clamp_float8")), 3, argtypes, true);
+}
+
+/*
+ * dp_pg.clamp_float8(x numeric, lower float8, upper float8): x clamped to
+ * [lower, upper], as float8.  Total (it runs on private rows): x is
+ * converted only when it lies between two finite doubles; NaN stays NaN
+ * (which dp_sum and dp_avg skip, as for float8 columns); a value too small
+ * for a double becomes 0 instead of an error; bounds that are not finite or
+ * not ordered give NULL.
+ */
+typedef struct DpClampBounds
+{
+	double		lo,
+				hi;
+	Datum		nlo,
+				nhi;			/* as numeric, in fn_mcxt */
+} DpClampBounds;
+
+Datum
+dp_clamp_float8(PG_FUNCTION_ARGS)
+{
+	Datum		x = PG_GETARG_DATUM(0);
+	double		lo = PG_GETARG_FLOAT8(1);
+	double		hi = PG_GETARG_FLOAT8(2);
+	DpClampBounds *b = (DpClampBounds *) fcinfo->flinfo->fn_extra;
+	char	   *text;
+	double		v;
+
+	if (!isfinite(lo) || !isfinite(hi) || lo > hi)
+		PG_RETURN_NULL();		/* never an error: it may run on private rows */
+	if (numeric_is_nan(DatumGetNumeric(x)))
+		PG_RETURN_FLOAT8(get_float8_nan());	/* skipped by dp_sum / dp_avg, like a float NaN */
+	/* the bounds as numeric, made once per call site (they are constants) */
+	if (b == NULL || b->lo != lo || b->hi != hi)
+	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+		if (b == NULL)
+			b = fcinfo->flinfo->fn_extra = palloc(sizeof(DpClampBounds));
+		b->lo = lo;
+		b->hi = hi;
+		b->nlo = DirectFunctionCall1(float8_numeric, Float8GetDatum(lo));
+		b->nhi = DirectFunctionCall1(float8_numeric, Float8GetDatum(hi));
+		MemoryContextSwitchTo(old);
+	}
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, b->nlo)) < 0)
+		PG_RETURN_FLOAT8(lo);
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, b->nhi)) > 0)
+		PG_RETURN_FLOAT8(hi);
+	text = DatumGetCString(DirectFunctionCall1(numeric_out, x));
+	v = strtod(text, NULL);
+	pfree(text);
+	PG_RETURN_FLOAT8(Min(Max(v, lo), hi));
 }

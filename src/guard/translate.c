@@ -75,9 +75,6 @@
 #include "guard/guard.h"
 #include "guc.h"
 
-PG_FUNCTION_INFO_V1(dp_clamp_float8);
-PG_FUNCTION_INFO_V1(dp_run_constant);
-
 typedef struct DpTranslate
 {
 	DpProtected *prot;
@@ -97,15 +94,6 @@ DpExtAggregate(DpTranslate *t, const char *name, int nargs, const Oid *argtypes,
 	if (!OidIsValid(fn) || DpKindOfAggregate(fn) != kind)
 		DpGuardRefuse("the dp_pg installation is incomplete", psprintf("%s is missing.", name));
 	return fn;
-}
-
-/* dp_pg.clamp_float8(numeric, float8, float8), or InvalidOid. */
-Oid
-DpClampFloat8Function(void)
-{
-	Oid			argtypes[3] = {NUMERICOID, FLOAT8OID, FLOAT8OID};
-
-	return LookupFuncName(list_make2(makeString("dp_pg"), makeString("clamp_float8")), 3, argtypes, true);
 }
 
 /* A float8 constant. */
@@ -132,158 +120,6 @@ DpReleasedAs(Oid rettype, Expr *expr)
 {
 	return (Expr *) makeFuncExpr(DpTotalFunction(DpTotalCastTo(rettype)), rettype, list_make1(expr),
 								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-}
-
-/* See guard.h. */
-bool
-DpConstValue(Const *c, Oid coltype, double *v)
-{
-	bool		numbers = coltype == InvalidOid || coltype == INT2OID || coltype == INT4OID ||
-		coltype == INT8OID || coltype == FLOAT4OID || coltype == FLOAT8OID || coltype == NUMERICOID;
-
-	if (c->constisnull)
-		return false;
-	switch (c->consttype)
-	{
-		case INT2OID:
-			*v = DatumGetInt16(c->constvalue);
-			return numbers;
-		case INT4OID:
-			*v = DatumGetInt32(c->constvalue);
-			return numbers;
-		case INT8OID:
-			*v = (double) DatumGetInt64(c->constvalue);
-			return numbers;
-		case FLOAT4OID:
-			*v = DatumGetFloat4(c->constvalue);
-			return numbers && !isnan(*v);
-		case FLOAT8OID:
-			*v = DatumGetFloat8(c->constvalue);
-			return numbers && !isnan(*v);
-		case NUMERICOID:
-			if (!numbers || numeric_is_nan(DatumGetNumeric(c->constvalue)))
-				return false;
-			*v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, c->constvalue));
-			return true;
-		case DATEOID:
-			if (coltype != DATEOID || DATE_NOT_FINITE(DatumGetDateADT(c->constvalue)))
-				return false;
-			*v = DatumGetDateADT(c->constvalue);
-			return true;
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			if (coltype != c->consttype || TIMESTAMP_NOT_FINITE(DatumGetTimestamp(c->constvalue)))
-				return false;
-			*v = (double) DatumGetTimestamp(c->constvalue);
-			return true;
-		default:
-			return false;
-	}
-}
-
-/* Strip binary-compatible relabelling. */
-static Node *
-DpStrip(Node *n)
-{
-	while (n && IsA(n, RelabelType))
-		n = (Node *) ((RelabelType *) n)->arg;
-	return n;
-}
-
-/*
- * Narrow [*lo, *hi] by one conjunct of a CHECK constraint of the form
- * column op constant or constant op column (op <, <=, >, >=, =).
- */
-static void
-DpNarrowByConjunct(Node *c, AttrNumber attno, Oid coltype, double *lo, double *hi)
-{
-	OpExpr	   *op;
-	Node	   *l,
-			   *r;
-	const char *name;
-	double		v;
-	bool		var_left;
-
-	if (!IsA(c, OpExpr) || list_length(((OpExpr *) c)->args) != 2)
-		return;
-	op = (OpExpr *) c;
-	l = DpStrip(linitial(op->args));
-	r = DpStrip(lsecond(op->args));
-	if (IsA(l, Var) && ((Var *) l)->varattno == attno && IsA(r, Const))
-		var_left = true;
-	else if (IsA(r, Var) && ((Var *) r)->varattno == attno && IsA(l, Const))
-		var_left = false;
-	else
-		return;
-	if (!DpConstValue((Const *) (var_left ? r : l), coltype, &v))
-		return;
-	/* the constraint is the owner's, on a built-in type: its operators are the standard ones */
-	name = get_opname(op->opno);
-	if (name == NULL)
-		return;
-	if (strcmp(name, "=") == 0)
-	{
-		*lo = Max(*lo, v);
-		*hi = Min(*hi, v);
-	}
-	else if ((var_left && (strcmp(name, ">=") == 0 || strcmp(name, ">") == 0)) ||
-			 (!var_left && (strcmp(name, "<=") == 0 || strcmp(name, "<") == 0)))
-		*lo = Max(*lo, v);
-	else if ((var_left && (strcmp(name, "<=") == 0 || strcmp(name, "<") == 0)) ||
-			 (!var_left && (strcmp(name, ">=") == 0 || strcmp(name, ">") == 0)))
-		*hi = Min(*hi, v);
-}
-
-/* See guard.h. */
-bool
-DpColumnDomain(Oid relid, AttrNumber attno, Oid coltype, double *lo, double *hi)
-{
-	Relation	rel = table_open(relid, AccessShareLock);
-	TupleConstr *constr = rel->rd_att->constr;
-	const char *attname = get_attname(relid, attno, false);
-	double		dlo,
-				dhi;
-
-	*lo = -INFINITY;
-	*hi = INFINITY;
-	/* the column's type is built in: its comparison operators are the standard ones */
-	for (int i = 0; constr != NULL && i < constr->num_check; i++)
-	{
-		ConstrCheck *cc = &constr->check[i];
-		/* constants folded (CHECK (amount >= 0) on a numeric column stores numeric(0)) */
-		List	   *conj = make_ands_implicit((Expr *) eval_const_expressions(NULL, stringToNode(cc->ccbin)));
-		ListCell   *lc;
-
-		foreach(lc, conj)
-			DpNarrowByConjunct((Node *) lfirst(lc), attno, coltype, lo, hi);
-	}
-	table_close(rel, AccessShareLock);
-	if (DpDeclaredDomain(relid, attname, &dlo, &dhi))
-	{
-		/*
-		 * a date or time column's domain is kept in seconds since 1970
-		 * (dp_pg.set_domain): in the column's own units, days of a date and
-		 * microseconds of a time since 2000 (those of its CHECK constants),
-		 * a date's rounded inwards
-		 */
-		switch (get_atttype(relid, attno))
-		{
-			case DATEOID:
-				dlo = ceil(dlo / SECS_PER_DAY) - (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE);
-				dhi = floor(dhi / SECS_PER_DAY) - (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE);
-				break;
-			case TIMESTAMPOID:
-			case TIMESTAMPTZOID:
-				dlo = (dlo - (double) SECS_PER_DAY * (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * USECS_PER_SEC;
-				dhi = (dhi - (double) SECS_PER_DAY * (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * USECS_PER_SEC;
-				break;
-			default:
-				break;
-		}
-		*lo = Max(*lo, dlo);
-		*hi = Min(*hi, dhi);
-	}
-	return isfinite(*lo) && isfinite(*hi);
 }
 
 /* The bounds of column v for agg, or ERROR naming how to declare them. */
@@ -360,12 +196,12 @@ DpExprDomain(Node *e, DpDomainWalk *w)
 				hi;
 	ListCell   *lc;
 
-	e = DpStrip(e);
+	e = DpStripRelabel(e);
 	switch (nodeTag(e))
 	{
 		case T_Var:
 			{
-				Var		   *v = (Var *) DpStrip(DpFlattenJoinAliasVars(w->t->q, copyObject(e)));
+				Var		   *v = (Var *) DpStripRelabel(DpFlattenJoinAliasVars(w->t->q, copyObject(e)));
 
 				if (!IsA(v, Var) || v->varlevelsup != 0 || v->varno != w->t->prot_rti || v->varattno <= 0)
 					DpGuardRefuse(psprintf("%s() on a protected table takes columns of the table", w->agg),
@@ -510,10 +346,10 @@ DpLike(Aggref *a, Oid fn, Oid rettype, List *args, bool star)
 static Node *
 DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 {
-	Node	   *arg = DpStrip((Node *) linitial_node(TargetEntry, a->args)->expr);
+	Node	   *arg = DpStripRelabel((Node *) linitial_node(TargetEntry, a->args)->expr);
 	Var		   *v;
 
-	arg = DpStrip(DpFlattenJoinAliasVars(t->q, copyObject(arg)));
+	arg = DpStripRelabel(DpFlattenJoinAliasVars(t->q, copyObject(arg)));
 	v = IsA(arg, Var) ? (Var *) arg : NULL;
 	if (v != NULL && v->varno == t->prot_rti && v->varlevelsup == 0 && v->varattno > 0 &&
 		!(t->prot->has_unit && strcmp(get_attname(t->prot->relid, v->varattno, false), NameStr(t->prot->unit)) == 0))
@@ -568,7 +404,7 @@ DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 static void
 DpTimeDomainCheck(DpTranslate *t, Expr *x, const char *agg)
 {
-	Var		   *v = (Var *) DpStrip(DpFlattenJoinAliasVars(t->q, copyObject((Node *) x)));
+	Var		   *v = (Var *) DpStripRelabel(DpFlattenJoinAliasVars(t->q, copyObject((Node *) x)));
 	const char *rel;
 	const char *col;
 	double		lo,
@@ -943,64 +779,3 @@ DpTranslatePlainAggregates(Query *q, DpProtected *p)
 	q->havingQual = DpTranslateMutator(q->havingQual, &t);
 }
 
-/*
- * dp_pg.clamp_float8(x numeric, lower float8, upper float8): x clamped to
- * [lower, upper], as float8.  Total (it runs on private rows): x is
- * converted only when it lies between two finite doubles; NaN stays NaN
- * (which dp_sum and dp_avg skip, as for float8 columns); a value too small
- * for a double becomes 0 instead of an error; bounds that are not finite or
- * not ordered give NULL.
- */
-typedef struct DpClampBounds
-{
-	double		lo,
-				hi;
-	Datum		nlo,
-				nhi;			/* as numeric, in fn_mcxt */
-} DpClampBounds;
-
-Datum
-dp_clamp_float8(PG_FUNCTION_ARGS)
-{
-	Datum		x = PG_GETARG_DATUM(0);
-	double		lo = PG_GETARG_FLOAT8(1);
-	double		hi = PG_GETARG_FLOAT8(2);
-	DpClampBounds *b = (DpClampBounds *) fcinfo->flinfo->fn_extra;
-	char	   *text;
-	double		v;
-
-	if (!isfinite(lo) || !isfinite(hi) || lo > hi)
-		PG_RETURN_NULL();		/* never an error: it may run on private rows */
-	if (numeric_is_nan(DatumGetNumeric(x)))
-		PG_RETURN_FLOAT8(get_float8_nan());	/* skipped by dp_sum / dp_avg, like a float NaN */
-	/* the bounds as numeric, made once per call site (they are constants) */
-	if (b == NULL || b->lo != lo || b->hi != hi)
-	{
-		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-
-		if (b == NULL)
-			b = fcinfo->flinfo->fn_extra = palloc(sizeof(DpClampBounds));
-		b->lo = lo;
-		b->hi = hi;
-		b->nlo = DirectFunctionCall1(float8_numeric, Float8GetDatum(lo));
-		b->nhi = DirectFunctionCall1(float8_numeric, Float8GetDatum(hi));
-		MemoryContextSwitchTo(old);
-	}
-	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, b->nlo)) < 0)
-		PG_RETURN_FLOAT8(lo);
-	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, x, b->nhi)) > 0)
-		PG_RETURN_FLOAT8(hi);
-	text = DatumGetCString(DirectFunctionCall1(numeric_out, x));
-	v = strtod(text, NULL);
-	pfree(text);
-	PG_RETURN_FLOAT8(Min(Max(v, lo), hi));
-}
-
-/* dp_pg.run_constant(x): x (the guard's marker of a run-time constant, bound before the query runs). */
-Datum
-dp_run_constant(PG_FUNCTION_ARGS)
-{
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-}

@@ -7,7 +7,8 @@
  * (a trusted extension installed by a database owner belongs to the
  * bootstrap superuser).  Operators, casts and types run code only through
  * functions, so they are judged by those.  Collations are not code, but a
- * collation used on protected rows must be a superuser's too (shape.c).
+ * collation used on protected rows must be a superuser's too, and is opened
+ * while planning (DpCheckCollation, for the row expressions).
  *
  * In an analyst's session (session.c) untrusted code never runs:
  *  - the object-access hook's function-execute event fires wherever
@@ -44,6 +45,7 @@
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
 #include "utils/syscache.h"
 
 #include "guard/guard.h"
@@ -294,4 +296,28 @@ DpTrustInit(void)
 {
 	CacheRegisterSyscacheCallback(PROCOID, DpTrustInvalidate, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHOID, DpTrustInvalidate, (Datum) 0);
+}
+
+/*
+ * A collation used on protected rows: a superuser's, and its locale opened
+ * now (a locale that cannot be opened fails here, not on the first row that
+ * reaches the comparison).  Collatable inputs need one.
+ */
+void
+DpCheckCollation(Oid coll, Oid argtype, bool need_deterministic, const char *where)
+{
+	if (!OidIsValid(coll))
+	{
+		if (type_is_collatable(argtype))
+			DpGuardRefuse("a comparison of text needs a collation",
+						  psprintf("The collations in %s conflict; add a COLLATE clause.", where));
+		return;
+	}
+	if (!DpTrustedCollation(coll))
+		DpGuardRefuse("only collations owned by a superuser may be used on a protected table",
+					  psprintf("Found another one in %s.", where));
+	if (need_deterministic && !get_collation_isdeterministic(coll))
+		DpGuardRefuse("LIKE under a nondeterministic collation is not allowed on a protected table",
+					  psprintf("It fails only on the rows that reach it (%s).", where));
+	DpOpenCollation(coll);
 }
