@@ -59,6 +59,7 @@ OBJS = \
 	src/guard/guard.o \
 	src/guard/refuse.o \
 	src/guard/nodes.o \
+	src/guard/unitbound.o \
 	src/guard/domains.o \
 	src/guard/rowexpr.o \
 	src/guard/joins.o \

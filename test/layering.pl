@@ -12,8 +12,12 @@
 #     (lowest first; the files directly in src/ are the top).  A file may use
 #     what its own layer and the layers below define, never a layer above.
 #  2. circles: within a folder, no two files use each other, directly or
-#     through others (no cycle in the file graph), except in the folders of
-#     %ONE_MODULE, whose files form one module behind one header.
+#     through others (no cycle in the file graph).
+#  2b. floors: a folder of %FLOORS (guard/) is itself in layers, its floors,
+#     lowest first: a file of it uses and includes only what its own floor
+#     and the floors below define (a floor's header, floor_<name>.h, belongs
+#     to that floor; the folder's face to none), every file is on a floor,
+#     and its head comment names its floor ("floor rows").
 #  3. faces: a folder of %FACE is seen from outside through one header, its
 #     face; a file of another folder includes no other header of it.  The
 #     same for the modules of %MODULE inside a folder of small modules: a
@@ -27,10 +31,12 @@
 #   perl test/layering.pl [SRC]        check SRC (default: the repository's src)
 #   perl test/layering.pl --graph      print the dependencies between layers
 #   perl test/layering.pl --control    the positive controls: in a copy of src,
-#       an added upward call, an added call that closes a circle, an added
-#       upward #include, an added #include of a folder's or a module's inner
-#       header from outside it and a file whose head comment lost its layer
-#       must each be caught (exits 1 if one is missed)
+#       an added upward call, an added call that closes a circle, the same
+#       inside guard/ (a circle within one floor, a call and an #include up
+#       to a higher floor), an added upward #include, an added #include of a
+#       folder's or a module's inner header from outside it and a file whose
+#       head comment lost its layer (or its floor) must each be caught (exits
+#       1 if one is missed)
 use strict;
 use warnings;
 use File::Basename qw(dirname);
@@ -40,7 +46,19 @@ use File::Path qw(make_path);
 
 # lowest first
 our @LAYERS = qw(core common ledger release aggregates guard synth src);
-our %ONE_MODULE = (guard => 1);
+# the floors of a folder, lowest first, each with its files (without
+# extension): docs/development.md, "The guard's floors"
+our %FLOORS = (
+	guard => [
+		base => [qw(refuse nodes session trust unitbound)],
+		fences => [qw(ddl grants)],
+		reads => [qw(stats reads views partitions)],
+		rows => [qw(total domainread regex runconst domains keys bounds canonical rowexpr)],
+		releases => [qw(joins multi unitjoin release order derived narrow groups shape translate unitkeys units
+						dpquery perunit)],
+		top => [qw(guard)],
+	],
+);
 # the one header of a folder that files outside it may include (common/ and
 # core/ are collections of small modules, each header its own face)
 our %FACE = (
@@ -77,6 +95,22 @@ sub layer_of
 {
 	my ($rel) = @_;
 	return $rel =~ m{^([^/]+)/} ? $1 : 'src';
+}
+
+# The floor of a file of a folder with floors: (its index, its name), or ().
+# A floor's header floor_<name>.h is on that floor; the folder's face is on none.
+sub floor_of
+{
+	my ($f) = @_;
+	my $l = layer_of($f);
+	return () unless $FLOORS{$l} && !($FACE{$l} && $f eq $FACE{$l});
+	my @fl = @{$FLOORS{$l}};
+	(my $base = (split m{/}, $f)[-1]) =~ s/\.[ch]$//;
+	for (my $i = 0; $i < @fl; $i += 2)
+	{
+		return ($i / 2, $fl[$i]) if $base eq "floor_$fl[$i]" || grep { $_ eq $base } @{$fl[$i + 1]};
+	}
+	return ();
 }
 
 # Blank comments, string and character literals (keeping the lines).
@@ -225,6 +259,45 @@ sub violations
 			}
 		}
 	}
+	# floors: every file of a folder with floors on one, each use and #include down or level
+	for my $l (sort keys %FLOORS)
+	{
+		my @fl = @{$FLOORS{$l}};
+		for (my $i = 0; $i < @fl; $i += 2)
+		{
+			for my $b (@{$fl[$i + 1]})
+			{
+				push @bad, "floor: \%FLOORS puts $l/$b on floor $fl[$i], but $l/$b.c does not exist"
+					unless exists $g->{layer}{"$l/$b.c"};
+			}
+		}
+	}
+	for my $f (@{$g->{files}})
+	{
+		my $l = $g->{layer}{$f};
+		next unless $FLOORS{$l} && !($FACE{$l} && $f eq $FACE{$l});
+		push @bad, "floor: $f is on no floor of $l/ (\%FLOORS in test/layering.pl)" unless floor_of($f);
+	}
+	for my $f (sort keys %{$g->{edge}})
+	{
+		for my $o (sort keys %{$g->{edge}{$f}})
+		{
+			my ($fi, $fn) = floor_of($f);
+			my ($oi, $on) = floor_of($o);
+			push @bad, "upward floor: $f (floor $fn) uses $o (floor $on): " . join(' ', @{$g->{why}{"$f $o"}})
+				if defined $fi && defined $oi && $g->{layer}{$f} eq $g->{layer}{$o} && $oi > $fi;
+		}
+	}
+	for my $f (sort keys %{$g->{incl}})
+	{
+		for my $h (sort keys %{$g->{incl}{$f}})
+		{
+			my ($fi, $fn) = floor_of($f);
+			my ($hi, $hn) = floor_of($h);
+			push @bad, "upward floor include: $f (floor $fn) includes $h (floor $hn)"
+				if defined $fi && defined $hi && $g->{layer}{$f} eq $g->{layer}{$h} && $hi > $fi;
+		}
+	}
 	for my $f (grep { /\.c$/ } @{$g->{files}})
 	{
 		my $l = $g->{layer}{$f};
@@ -235,13 +308,16 @@ sub violations
 		my $says = $l eq 'src' ? qr/\btop layer\b/i : qr/\bLayer \Q$l\E\//;
 		push @bad, "head: the head comment of $f does not name its layer (" . ($l eq 'src' ? 'top layer' : "Layer $l/") . ")"
 			unless $hd =~ $says;
+		my ($fi, $fn) = floor_of($f);
+		push @bad, "head: the head comment of $f does not name its floor (floor $fn)"
+			if defined $fi && $hd !~ /\bfloor \Q$fn\E\b/;
 	}
 	# circles within a folder: strongly connected components (Tarjan)
 	my ($index, @stack, %idx, %low, %on) = (0);
 	my @sccs;
 	my $inner = sub {
 		my ($f, $o) = @_;
-		return $g->{layer}{$f} eq $g->{layer}{$o} && !$ONE_MODULE{$g->{layer}{$f}};
+		return $g->{layer}{$f} eq $g->{layer}{$o};
 	};
 	my $visit;
 	$visit = sub {
@@ -297,6 +373,29 @@ sub print_graph
 	{
 		my @to = sort { rank($b) <=> rank($a) } keys %{$lay{$l} // {}};
 		printf "%-10s -> %s\n", $l, join(', ', map { "$_ ($lay{$l}{$_} file pairs)" } @to);
+	}
+	# the floors inside a folder, with the file pairs between them
+	for my $l (sort keys %FLOORS)
+	{
+		my (%fl, %rk);
+		for my $f (keys %{$g->{edge}})
+		{
+			for my $o (keys %{$g->{edge}{$f}})
+			{
+				my ($fi, $fn) = floor_of($f);
+				my ($oi, $on) = floor_of($o);
+				next unless defined $fi && defined $oi && $g->{layer}{$f} eq $l && $g->{layer}{$o} eq $l;
+				$fl{$fn}{$on}++;
+			}
+		}
+		print "floors of $l/:\n";
+		my @names = @{$FLOORS{$l}}[grep { $_ % 2 == 0 } 0 .. $#{$FLOORS{$l}}];
+		@rk{@names} = 0 .. $#names;
+		for my $n (reverse @names)
+		{
+			my @to = sort { $rk{$b} <=> $rk{$a} } keys %{$fl{$n} // {}};
+			printf "  %-10s -> %s\n", $n, join(', ', map { "$_ ($fl{$n}{$_} file pairs)" } @to);
+		}
 	}
 }
 
@@ -355,7 +454,7 @@ sub control
 	{
 		for my $o (sort keys %{$g->{edge}{$f} // {}})
 		{
-			next if $o !~ /\.c$/ || $g->{layer}{$f} ne $g->{layer}{$o} || $ONE_MODULE{$g->{layer}{$f}};
+			next if $o !~ /\.c$/ || $g->{layer}{$f} ne $g->{layer}{$o};
 			($a, $b) = ($f, $o);
 			last;
 		}
@@ -371,6 +470,74 @@ sub control
 	printf "%s: an added use of %s (%s) in %s, which %s uses, is caught as a circle\n",
 		@got ? 'ok' : 'not ok', $back, $a, $b, $a;
 	$missed++ unless @got;
+
+	# 2b. inside a folder with floors: a circle between two files of one floor,
+	# a use of the top floor by the lowest
+	for my $l (sort keys %FLOORS)
+	{
+		my ($fa, $fb);
+		for my $f (grep { /\.c$/ && $g->{layer}{$_} eq $l } @{$g->{files}})
+		{
+			my ($fi) = floor_of($f);
+			for my $o (sort keys %{$g->{edge}{$f} // {}})
+			{
+				my ($oi) = floor_of($o);
+				next unless $o =~ /\.c$/ && $g->{layer}{$o} eq $l && defined $fi && defined $oi && $fi == $oi;
+				($fa, $fb) = ($f, $o);
+				last;
+			}
+			last if $fa;
+		}
+		die "layering: no dependency within a floor of $l/ for the circle control\n" unless $fa;
+		my ($fback) = grep { my $s = $_; grep { $_ eq $fa } @{$g->{def}{$s}} } sort keys %{$g->{def}};
+		$dir = tempdir(CLEANUP => 1);
+		copy_tree($root, $dir);
+		add_call($dir, $fb, $fback);
+		@got = grep { /^circle: .*\Q$fb\E -> \Q$fa\E \(.*\b\Q$fback\E\b/ } violations(analyse($dir));
+		printf "%s: an added use of %s (%s) in %s, which %s uses, is caught as a circle inside %s/ (floor %s)\n",
+			@got ? 'ok' : 'not ok', $fback, $fa, $fb, $fa, $l, (floor_of($fa))[1];
+		$missed++ unless @got;
+
+		my @fl = @{$FLOORS{$l}};
+		my ($flow) = grep { /\.c$/ && $g->{layer}{$_} eq $l && (floor_of($_))[1] eq $fl[0] } @{$g->{files}};
+		my ($fsym) = grep { my $s = $_; grep { /\.c$/ && $g->{layer}{$_} eq $l && (floor_of($_))[1] eq $fl[-2] } @{$g->{def}{$s}} }
+			sort keys %{$g->{def}};
+		$dir = tempdir(CLEANUP => 1);
+		copy_tree($root, $dir);
+		add_call($dir, $flow, $fsym);
+		@got = grep { /^upward floor: \Q$flow\E .*\b\Q$fsym\E\b/ } violations(analyse($dir));
+		printf "%s: an added use of %s (floor %s) in %s (floor %s) is caught as upward inside %s/\n",
+			@got ? 'ok' : 'not ok', $fsym, $fl[-2], $flow, $fl[0], $l;
+		$missed++ unless @got;
+
+		# the header of the highest floor that has one, included by the lowest floor's file
+		my ($fh) = sort { (floor_of($b))[0] <=> (floor_of($a))[0] }
+			grep { /\.h$/ && $g->{layer}{$_} eq $l && defined((floor_of($_))[0]) && (floor_of($_))[0] > 0 } @{$g->{files}};
+		die "layering: no floor header in $l/ for the include control\n" unless $fh;
+		$dir = tempdir(CLEANUP => 1);
+		copy_tree($root, $dir);
+		add_include($dir, $flow, $fh);
+		@got = grep { /^upward floor include: \Q$flow\E .*\Q$fh\E/ } violations(analyse($dir));
+		printf "%s: an added #include of %s (floor %s) in %s (floor %s) is caught as upward inside %s/\n",
+			@got ? 'ok' : 'not ok', $fh, (floor_of($fh))[1], $flow, $fl[0], $l;
+		$missed++ unless @got;
+
+		$dir = tempdir(CLEANUP => 1);
+		copy_tree($root, $dir);
+		{
+			local $/;
+			open my $h, '<', "$dir/$flow" or die "$dir/$flow: $!\n";
+			my $t = <$h>;
+			close $h;
+			$t =~ s/\bfloor (\w+)/storey $1/g;
+			open $h, '>', "$dir/$flow" or die "$dir/$flow: $!\n";
+			print $h $t;
+			close $h;
+		}
+		@got = grep { /^head: the head comment of \Q$flow\E does not name its floor/ } violations(analyse($dir));
+		printf "%s: %s without its floor in its head comment is caught\n", @got ? 'ok' : 'not ok', $flow;
+		$missed++ unless @got;
+	}
 
 	# 3. the same low file includes the face of the top layer's first header
 	my ($top) = grep { $g->{layer}{$_} eq $LAYERS[-2] && /\.h$/ } @{$g->{files}};

@@ -58,8 +58,9 @@
  * without trailing zeros, a float without -0, so a released key never shows
  * how one row spelled its value (DESIGN 8.8).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor rows (docs/development.md): may call guard/'s floors
+ * base, fences, reads and rows, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -80,7 +81,7 @@
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
-#include "guard/guard.h"
+#include "guard/floor_rows.h"
 #include "guc.h"
 
 

@@ -19,8 +19,9 @@
  * planning, before anything is charged; so is such a key of dp_histogram(key,
  * mech), whose labels agg_histogram.c canonicalises itself.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor rows (docs/development.md): may call guard/'s floors
+ * base, fences, reads and rows, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -35,7 +36,7 @@
 #include "utils/lsyscache.h"
 
 #include "canonical.h"
-#include "guard/guard.h"
+#include "guard/floor_rows.h"
 #include "ledger.h"
 
 /* ERROR 42501 (before any charge): keys of this type cannot be released. */

@@ -45,8 +45,9 @@
  * whatever its rows.  The closure is computed per statement, only for the
  * statements that have targets, so it is never stale.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor fences (docs/development.md): may call guard/'s floors
+ * base and fences, the aggregates, the release path, the ledger, common/ and
+ * the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -85,7 +86,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_fences.h"
 #include "ledger.h"
 
 #if PG_VERSION_NUM >= 160000
@@ -346,81 +347,76 @@ DpRoleOids(List *roles)
 	return oids;
 }
 
-/*
- * What utility statement stmt targets (see the file comment), or an ERROR
- * for a statement this version of the guard does not know.  Every node tag
- * of PostgreSQL 15's and 18's utility.c is listed.
- */
-static void
-DpDdlClassify(Node *stmt, DpDdlTargets *t)
+/* Relations and their parts: what statement stmt names, added to t; false if stmt is not one of these. */
+static bool
+DpDdlRelationTargets(Node *stmt, DpDdlTargets *t)
 {
 	ListCell   *lc;
 
 	switch (nodeTag(stmt))
 	{
-			/* relations and their parts */
 		case T_AlterTableStmt:
 			DpAlterTableTargets(t, (AlterTableStmt *) stmt);
-			break;
+			return true;
 		case T_CreateStmt:
 			DpCreateStmtTargets(t, (CreateStmt *) stmt);
-			break;
+			return true;
 		case T_CreateForeignTableStmt:
 			DpCreateStmtTargets(t, &((CreateForeignTableStmt *) stmt)->base);
-			break;
+			return true;
 		case T_IndexStmt:
 			DpAddRangeVar(t, ((IndexStmt *) stmt)->relation);
-			break;
+			return true;
 		case T_CreateStatsStmt:
 			foreach(lc, ((CreateStatsStmt *) stmt)->relations)
 				if (IsA(lfirst(lc), RangeVar))
 					DpAddRangeVar(t, (RangeVar *) lfirst(lc));
-			break;
+			return true;
 		case T_AlterStatsStmt:
 			DpAddAddress(t, StatisticExtRelationId,
 						 get_statistics_object_oid(((AlterStatsStmt *) stmt)->defnames, true));
-			break;
+			return true;
 		case T_CreateTrigStmt:
 			DpAddRangeVar(t, ((CreateTrigStmt *) stmt)->relation);
-			break;
+			return true;
 		case T_RuleStmt:
 			DpAddRangeVar(t, ((RuleStmt *) stmt)->relation);
-			break;
+			return true;
 		case T_CreatePolicyStmt:
 			DpAddRangeVar(t, ((CreatePolicyStmt *) stmt)->table);
-			break;
+			return true;
 		case T_AlterPolicyStmt:
 			DpAddRangeVar(t, ((AlterPolicyStmt *) stmt)->table);
-			break;
+			return true;
 		case T_AlterSeqStmt:
 			DpAddRangeVar(t, ((AlterSeqStmt *) stmt)->sequence);
-			break;
+			return true;
 		case T_LockStmt:
 			foreach(lc, ((LockStmt *) stmt)->relations)
 				DpAddRangeVar(t, lfirst_node(RangeVar, lc));
-			break;
+			return true;
 		case T_TruncateStmt:
 			foreach(lc, ((TruncateStmt *) stmt)->relations)
 				DpAddRangeVar(t, lfirst_node(RangeVar, lc));
-			break;
+			return true;
 		case T_CopyStmt:
 			/* COPY (query) is planned: the planner's guard */
 			DpAddRangeVar(t, ((CopyStmt *) stmt)->relation);
-			break;
+			return true;
 		case T_RefreshMatViewStmt:
 			DpAddRangeVar(t, ((RefreshMatViewStmt *) stmt)->relation);
-			break;
+			return true;
 		case T_VacuumStmt:
 			if (((VacuumStmt *) stmt)->rels == NIL)
 				t->all_maintained = true;
 			foreach(lc, ((VacuumStmt *) stmt)->rels)
 				DpAddRangeVar(t, lfirst_node(VacuumRelation, lc)->relation);
-			break;
+			return true;
 		case T_ClusterStmt:
 			if (((ClusterStmt *) stmt)->relation == NULL)
 				t->all_maintained = true;
 			DpAddRangeVar(t, ((ClusterStmt *) stmt)->relation);
-			break;
+			return true;
 		case T_ReindexStmt:
 			{
 				ReindexStmt *rs = (ReindexStmt *) stmt;
@@ -441,13 +437,24 @@ DpDdlClassify(Node *stmt, DpDdlTargets *t)
 						break;	/* the system catalogs only */
 				}
 			}
-			break;
+			return true;
+		default:
+			return false;
+	}
+}
 
-			/* any object, by its address */
+/* Any object, by its address: what statement stmt names, added to t; false if stmt is not one of these. */
+static bool
+DpDdlObjectTargets(Node *stmt, DpDdlTargets *t)
+{
+	ListCell   *lc;
+
+	switch (nodeTag(stmt))
+	{
 		case T_DropStmt:
 			foreach(lc, ((DropStmt *) stmt)->objects)
 				DpAddObject(t, ((DropStmt *) stmt)->removeType, lfirst(lc), NULL);
-			break;
+			return true;
 		case T_RenameStmt:
 			{
 				RenameStmt *rs = (RenameStmt *) stmt;
@@ -459,84 +466,93 @@ DpDdlClassify(Node *stmt, DpDdlTargets *t)
 				else
 					DpAddObject(t, rs->renameType, rs->object, rs->relation);
 			}
-			break;
+			return true;
 		case T_AlterObjectSchemaStmt:
 			DpAddObject(t, ((AlterObjectSchemaStmt *) stmt)->objectType, ((AlterObjectSchemaStmt *) stmt)->object,
 						((AlterObjectSchemaStmt *) stmt)->relation);
-			break;
+			return true;
 		case T_AlterOwnerStmt:
 			DpAddObject(t, ((AlterOwnerStmt *) stmt)->objectType, ((AlterOwnerStmt *) stmt)->object,
 						((AlterOwnerStmt *) stmt)->relation);
-			break;
+			return true;
 		case T_AlterObjectDependsStmt:
 			DpAddObject(t, ((AlterObjectDependsStmt *) stmt)->objectType, ((AlterObjectDependsStmt *) stmt)->object,
 						((AlterObjectDependsStmt *) stmt)->relation);
-			break;
+			return true;
 		case T_CommentStmt:
 			DpAddObject(t, ((CommentStmt *) stmt)->objtype, ((CommentStmt *) stmt)->object, NULL);
-			break;
+			return true;
 		case T_SecLabelStmt:
 			DpAddObject(t, ((SecLabelStmt *) stmt)->objtype, ((SecLabelStmt *) stmt)->object, NULL);
-			break;
+			return true;
 		case T_AlterExtensionContentsStmt:
 			DpAddAddress(t, ExtensionRelationId, get_extension_oid(((AlterExtensionContentsStmt *) stmt)->extname, true));
 			DpAddObject(t, ((AlterExtensionContentsStmt *) stmt)->objtype, ((AlterExtensionContentsStmt *) stmt)->object, NULL);
-			break;
+			return true;
 		case T_AlterExtensionStmt:
 			DpAddAddress(t, ExtensionRelationId, get_extension_oid(((AlterExtensionStmt *) stmt)->extname, true));
-			break;
+			return true;
 		case T_AlterDomainStmt:
 			DpAddObject(t, OBJECT_DOMAIN, (Node *) makeTypeNameFromNameList(((AlterDomainStmt *) stmt)->typeName), NULL);
-			break;
+			return true;
 		case T_AlterEnumStmt:
 			DpAddObject(t, OBJECT_TYPE, (Node *) makeTypeNameFromNameList(((AlterEnumStmt *) stmt)->typeName), NULL);
-			break;
+			return true;
 		case T_AlterTypeStmt:
 			DpAddObject(t, OBJECT_TYPE, (Node *) makeTypeNameFromNameList(((AlterTypeStmt *) stmt)->typeName), NULL);
-			break;
+			return true;
 		case T_AlterCollationStmt:
 			DpAddAddress(t, CollationRelationId, get_collation_oid(((AlterCollationStmt *) stmt)->collname, true));
-			break;
+			return true;
 		case T_AlterFunctionStmt:
 			DpAddObject(t, ((AlterFunctionStmt *) stmt)->objtype, (Node *) ((AlterFunctionStmt *) stmt)->func, NULL);
-			break;
+			return true;
 		case T_AlterOperatorStmt:
 			DpAddObject(t, OBJECT_OPERATOR, (Node *) ((AlterOperatorStmt *) stmt)->opername, NULL);
-			break;
+			return true;
 		case T_AlterTSDictionaryStmt:
 			DpAddAddress(t, TSDictionaryRelationId, get_ts_dict_oid(((AlterTSDictionaryStmt *) stmt)->dictname, true));
-			break;
+			return true;
 		case T_AlterTSConfigurationStmt:
 			DpAddAddress(t, TSConfigRelationId, get_ts_config_oid(((AlterTSConfigurationStmt *) stmt)->cfgname, true));
-			break;
+			return true;
 		case T_AlterOpFamilyStmt:
 			DpAddObject(t, OBJECT_OPFAMILY,
 						(Node *) lcons(makeString(((AlterOpFamilyStmt *) stmt)->amname), ((AlterOpFamilyStmt *) stmt)->opfamilyname),
 						NULL);
-			break;
+			return true;
 		case T_GrantStmt:
 			DpGrantTargets(t, (GrantStmt *) stmt);
-			break;
+			return true;
 		case T_CreatePublicationStmt:
 			DpPublicationTargets(t, ((CreatePublicationStmt *) stmt)->pubobjects);
-			break;
+			return true;
 		case T_AlterPublicationStmt:
 			DpPublicationTargets(t, ((AlterPublicationStmt *) stmt)->pubobjects);
-			break;
+			return true;
 		case T_DropOwnedStmt:
 			t->owner_roles = DpRoleOids(((DropOwnedStmt *) stmt)->roles);
-			break;
+			return true;
 		case T_ReassignOwnedStmt:
 			t->owner_roles = DpRoleOids(((ReassignOwnedStmt *) stmt)->roles);
-			break;
+			return true;
+		default:
+			return false;
+	}
+}
 
-			/*
-			 * Statements that create new objects only (nothing a protected
-			 * table depends on yet), that read through a plan (the planner's
-			 * guard), that act on sessions, transactions, roles, databases,
-			 * tablespaces and other shared objects, or that move storage
-			 * without reading rows (ALTER TABLE ALL IN TABLESPACE)
-			 */
+/*
+ * True for statements that create new objects only (nothing a protected
+ * table depends on yet), that read through a plan (the planner's guard),
+ * that act on sessions, transactions, roles, databases, tablespaces and
+ * other shared objects, or that move storage without reading rows (ALTER
+ * TABLE ALL IN TABLESPACE): they target nothing.
+ */
+static bool
+DpDdlTargetsNothing(Node *stmt)
+{
+	switch (nodeTag(stmt))
+	{
 		case T_CreateSchemaStmt:	/* its elements come back one by one */
 		case T_CreateTableAsStmt:
 		case T_ViewStmt:
@@ -603,13 +619,26 @@ DpDdlClassify(Node *stmt, DpDdlTargets *t)
 		case T_DropTableSpaceStmt:
 		case T_AlterTableSpaceOptionsStmt:
 		case T_AlterTableMoveAllStmt:
-			break;
+			return true;
 		default:
-			DpDdlRefuse(psprintf("%s is not known to dp_pg's guard", CreateCommandName(stmt)),
-						"dp_pg checks every utility statement of an analyst's session before it runs; "
-						"this one is new to it.",
-						"Ask a DBA to run it, or to update dp_pg.");
+			return false;
 	}
+}
+
+/*
+ * What utility statement stmt targets (see the file comment), or an ERROR
+ * for a statement this version of the guard does not know.  Every node tag
+ * of PostgreSQL 15's and 18's utility.c is listed in one of the three
+ * functions above.
+ */
+static void
+DpDdlClassify(Node *stmt, DpDdlTargets *t)
+{
+	if (!DpDdlRelationTargets(stmt, t) && !DpDdlObjectTargets(stmt, t) && !DpDdlTargetsNothing(stmt))
+		DpDdlRefuse(psprintf("%s is not known to dp_pg's guard", CreateCommandName(stmt)),
+					"dp_pg checks every utility statement of an analyst's session before it runs; "
+					"this one is new to it.",
+					"Ask a DBA to run it, or to update dp_pg.");
 }
 
 /* The protected tables with their inheritance children and partitions (common/protected.c's families). */

@@ -29,7 +29,8 @@
  * (post-processing; a key held by few rows may not count, an absent one
  * counts with probability at most 0.05 / bins).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -44,7 +45,7 @@
 
 #include "agg_common.h"
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 #include "guc.h"
 
 /* The dispersion aggregates of PostgreSQL: sample or population, square root or not. */

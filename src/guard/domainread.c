@@ -13,8 +13,8 @@
  * above a read see lie in the domain the intervals were computed for.  An
  * analyst cannot call a read: its bounds are the guard's (guard.c).
  *
- * Layer guard/ (docs/development.md): calls nothing of dp_pg's (PostgreSQL's
- * numeric and date functions only).
+ * Layer guard/, floor rows (docs/development.md): calls nothing of dp_pg's
+ * (PostgreSQL's numeric and date functions only).
  */
 #include "postgres.h"
 
@@ -25,7 +25,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-#include "guard/guard.h"
+#include "guard/floor_rows.h"
 
 PG_FUNCTION_INFO_V1(dp_domain_read_int2);
 PG_FUNCTION_INFO_V1(dp_domain_read_int4);

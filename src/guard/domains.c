@@ -16,9 +16,9 @@
  * perunit.c registers them for the statement being guarded, bounds.c reads
  * them here.
  *
- * Layer guard/, floor rows (docs/development.md): may call guard's floors
- * below (base, fences, reads), the aggregates, the release path, the
- * ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor rows (docs/development.md): may call guard/'s floors
+ * base, fences, reads and rows, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -36,7 +36,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "guard/guard.h"
+#include "guard/floor_rows.h"
 
 /* See guard.h. */
 bool

@@ -18,10 +18,9 @@
  *
  * guard.c runs these in its order (see there).
  *
- * Layer guard/, floor releases (docs/development.md): may call guard's
- * floors below (base, fences, reads, rows) and the release files below it,
- * the aggregates, the release path, the ledger, common/ and the numeric
- * core, nothing above.
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
+ * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -34,7 +33,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 
 /*
  * A column probe: a query whose answer has no row whatever the data (LIMIT 0,

@@ -33,8 +33,9 @@
  * Nothing here acts in binary-upgrade mode (pg_upgrade restores ACLs before
  * the protection rows' data is copied).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor fences (docs/development.md): may call guard/'s floors
+ * base and fences, the aggregates, the release path, the ledger, common/ and
+ * the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -49,7 +50,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_fences.h"
 #include "ledger.h"
 
 /* The group protect() grants SELECT to, or InvalidOid. */

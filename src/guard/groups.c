@@ -19,7 +19,8 @@
  * with probability at most delta.  With a privacy unit it is
  * dp_pg.bounded_partition_keep(mech, groups), counting units (units.c).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -44,7 +45,7 @@
 
 #include "aggregates.h"
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 #include "guc.h"
 
 /*

@@ -23,8 +23,9 @@
  * Anything refused is ERROR before execution: nothing is charged or
  * released.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor top (docs/development.md): the one file that runs the
+ * floors in order; may call every floor of guard/, the aggregates, the
+ * release path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -39,7 +40,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 
 /* Everyone's dp query on a table with a privacy unit (or a trusted role's request) is bounded. */
 static void
@@ -62,8 +63,8 @@ DpGuardBoundTrusted(Query *parse, List *prot, DpPlanCheck *check)
 	check->bounded = true;
 }
 
-/* The DP query of an analyst's query (q itself, or the query it wraps), processed. */
-void
+/* The DP query of an analyst's query (q itself, or the query it wraps), processed (a DpGuardQuery). */
+static void
 DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 {
 	DpProtected *p;
@@ -129,7 +130,7 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
  * Any other read (a second FROM item or a subquery of the dp query or of its
  * wrappers) is refused before anything is checked further.
  */
-void
+static void
 DpGuardCountedQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 {
 	int			reads = DpReadsProtected(q);

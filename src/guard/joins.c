@@ -10,8 +10,8 @@
  * the index's operator family under the index's collation or a
  * deterministic one.
  *
- * Layer guard/, floor releases (docs/development.md): may call guard's
- * floors below (base, fences, reads, rows), the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -27,7 +27,7 @@
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 
 /*
  * True if conjunct c is "<column at rti_a> = <column at rti_b>" (either way

@@ -28,8 +28,9 @@
  * edges, far outside it, on infinities, NaN and NULL, so an invalid unit or
  * bucket fails the query for every table alike.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor rows (docs/development.md): may call guard/'s floors
+ * base, fences, reads and rows, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -55,7 +56,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-#include "guard/guard.h"
+#include "guard/floor_rows.h"
 
 PG_FUNCTION_INFO_V1(dp_key_window_date);
 PG_FUNCTION_INFO_V1(dp_key_window_timestamp);

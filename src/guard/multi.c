@@ -59,7 +59,8 @@
  * expression without outer references, computed once however often the join
  * scans it (callsite.c).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -80,7 +81,7 @@
 #include "utils/typcache.h"
 
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 #include "ledger.h"
 
 #define DP_MULTI_MAX_SETS 64

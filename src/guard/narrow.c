@@ -25,7 +25,8 @@
  * that); without such conjuncts, or beyond DP_NARROW_MAX_ROWS combinations,
  * the list stays whole.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -39,7 +40,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 
 #define DP_NARROW_MAX_ROWS 1000000
 

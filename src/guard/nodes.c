@@ -4,9 +4,9 @@
  * dp_mechanism), aggregate calls, IS NOT NULL, a column under relabelling,
  * bound parameters, the widening numeric casts.
  *
- * Layer guard/, floor base (docs/development.md): may call guard's refuse.c,
- * the aggregates, the release path, the ledger, common/ and the numeric
- * core, nothing above.
+ * Layer guard/, floor base (docs/development.md): may call the other files of
+ * the floor base, the aggregates, the release path, the ledger, common/ and
+ * the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -23,7 +23,7 @@
 #include "utils/timestamp.h"
 
 #include "aggregates.h"
-#include "guard/guard.h"
+#include "guard/floor_base.h"
 
 /* An int4 constant. */
 Const *

@@ -31,7 +31,8 @@
  * happens and read only released values; they are the guard's (an
  * analyst's query that calls one is refused, guard.c).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -43,7 +44,7 @@
 
 #include "aggregates.h"
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 
 /* dp_pg.release_keys / release_order (VARIADIC "any"), or InvalidOid on an older catalog. */
 static Oid

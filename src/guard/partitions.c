@@ -58,8 +58,9 @@
  *    (IMPORT FOREIGN SCHEMA), so that no remote value can fail its
  *    conversion (docs/dba.md).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor reads (docs/development.md): may call guard/'s floors
+ * base, fences and reads, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -93,7 +94,7 @@
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
-#include "guard/guard.h"
+#include "guard/floor_reads.h"
 #include "plantree.h"
 
 PG_FUNCTION_INFO_V1(dp_check_family);

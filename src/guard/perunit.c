@@ -74,7 +74,8 @@
  * in post-processing; a GROUP BY on a unique key is refused as groups of
  * single persons).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -104,7 +105,7 @@
 
 #include "aggregates.h"
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 #include "guc.h"
 
 /* A per-unit value used as a GROUP BY key is listed when it has at most this many values. */

@@ -32,8 +32,9 @@
  * privacy unit must itself be a bounded dp query, otherwise its rows would
  * feed the outer dp aggregate unbounded (0A000).  This applies to every role.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor reads (docs/development.md): may call guard/'s floors
+ * base, fences and reads, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -51,7 +52,7 @@
 
 #include "release.h"
 #include "plantree.h"
-#include "guard/guard.h"
+#include "guard/floor_reads.h"
 #include "ledger.h"
 
 /* Stamps in PlannedStmt->invalItems (cache ids no catalog cache has). */

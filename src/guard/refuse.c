@@ -9,12 +9,11 @@
  * the query's text, its catalogs and the declarations alone.
  *
  * Layer guard/, floor base (docs/development.md): calls nothing else of
- * guard/; may call the aggregates, the release path, the ledger, common/ and
- * the numeric core, nothing above.
+ * guard/; may call the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
-#include "guard/guard.h"
+#include "guard/floor_base.h"
 #include "ledger.h"
 
 /* ERROR 42501 naming the rule a query broke (its detail says why, or what to write). */

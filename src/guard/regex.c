@@ -21,8 +21,9 @@
  * error).  Bound parameters as patterns are not accepted (a LIKE pattern
  * may be one: its check is simpler).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor rows (docs/development.md): may call guard/'s floors
+ * base, fences, reads and rows, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -33,7 +34,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_rows.h"
 
 #define DP_REGEX_MAX_BYTES 1000
 

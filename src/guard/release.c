@@ -24,7 +24,8 @@
  * widenings of what analysts may write around a dp query belong above this
  * line and do not touch the DP level.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -38,7 +39,7 @@
 #include "utils/lsyscache.h"
 
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 
 /* Context of the split. */
 typedef struct DpSplitContext

@@ -24,10 +24,9 @@
  * run-time constants (runconst.c).  Every step counts against the query's
  * budget of row steps (refuse.c).
  *
- * Layer guard/, floor rows (docs/development.md): may call guard's floors
- * below (base, fences, reads) and the row-expression files below it, the
- * aggregates, the release path, the ledger, common/ and the numeric core,
- * nothing above.
+ * Layer guard/, floor rows (docs/development.md): may call guard/'s floors
+ * base, fences, reads and rows, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -45,7 +44,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_rows.h"
 
 /* Type whose built-in comparison operators cannot fail. */
 bool
@@ -178,6 +177,169 @@ DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const char *where)
 	return DpRowExprMutator(node, &cxt);
 }
 
+/* A subexpression without a column or parameter: computed now, while planning (an error cannot depend on rows). */
+static Node *
+DpRowFolded(Node *node, const char *where)
+{
+	Node	   *folded = eval_const_expressions(NULL, copyObject(node));
+
+	if (!IsA(folded, Const))
+		DpGuardRefuse("a constant on a protected table must be computable while planning",
+					  psprintf("The planner could not compute a constant expression in %s.", where));
+	return folded;
+}
+
+/* A column: of an entry the expression may read, not a system column or a whole row. */
+static Node *
+DpRowVar(Var *v, DpRowContext *cxt)
+{
+	if (v->varlevelsup != 0 || v->varattno <= 0 || !bms_is_member(v->varno, cxt->rtis))
+		DpGuardRefuse("system columns and whole-row references are not allowed",
+					  psprintf("Found one in %s.", cxt->where));
+	return (Node *) v;
+}
+
+/*
+ * numeric to float8 fails beyond the range of a double (1e400, 1e-400): a
+ * numeric column with bounds given as float8 (dp_sum(amount, 0.0, 100.0,
+ * ...), as drivers bind doubles) is converted by the total clamp instead;
+ * the aggregate clamps to its own bounds anyway.
+ */
+static Node *
+DpRowClampFloat8(FuncExpr *f, DpRowContext *cxt)
+{
+	Node	   *arg = DpRowExprMutator(linitial(f->args), cxt);
+
+	return (Node *) makeFuncExpr(DpClampFloat8Function(), FLOAT8OID,
+								 list_make3(arg,
+											makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+													  Float8GetDatum(-DBL_MAX), false, FLOAT8PASSBYVAL),
+											makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+													  Float8GetDatum(DBL_MAX), false, FLOAT8PASSBYVAL)),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+/*
+ * A function call: widening numeric casts, numeric to float8 through the
+ * total clamp, lower / upper, dp_pg.clamp_float8 and the generalising
+ * functions of keys.c; nothing else.
+ */
+static Node *
+DpRowFunction(FuncExpr *f, DpRowContext *cxt)
+{
+	const char *where = cxt->where;
+	Node	   *node = (Node *) f;
+
+	if (DpIsWideningCast(f->funcid) &&
+		(f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST))
+		return expression_tree_mutator(node, DpRowExprMutator, cxt);
+	switch (f->funcid)
+	{
+		case F_FLOAT8_NUMERIC:
+			if ((f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST) &&
+				OidIsValid(DpClampFloat8Function()))
+				return DpRowClampFloat8(f, cxt);
+			break;
+		case F_LOWER_TEXT:
+		case F_UPPER_TEXT:
+			/* case mapping of valid text under a collation opened now cannot fail */
+			DpCheckCollation(f->inputcollid, TEXTOID, false, where);
+			return expression_tree_mutator(node, DpRowExprMutator, cxt);
+		default:
+			break;
+	}
+	/* dp_pg.clamp_float8 (a translated avg of a numeric column) cannot fail either */
+	if (f->funcid == DpClampFloat8Function())
+		return expression_tree_mutator(node, DpRowExprMutator, cxt);
+	/* date_trunc, extract, width_bucket, floor, casts to date, ... of a column (keys.c) */
+	if (DpIsGeneralising(node))
+		return DpGeneralise(node, cxt->rtis, where);
+	DpGuardRefuseHint("this function is not allowed on a protected table",
+					  psprintf("Function %s in %s could raise errors that reveal private values; "
+							   "only widening numeric casts are allowed on columns.",
+							   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", where),
+					  "Compute it over the released values, in a query around the dp query.");
+	return NULL;
+}
+
+/*
+ * The pattern of a LIKE / ILIKE: a constant, checked now; a bound or
+ * run-time pattern, checked once before the query runs (callsite.c).
+ */
+static void
+DpRowLikePattern(OpExpr *op, const char *where)
+{
+	Node	   *pat = lsecond(op->args);
+
+	if (IsA(pat, FuncExpr) && ((FuncExpr *) pat)->funcid == DpRunConstantFunction())
+		pat = linitial(((FuncExpr *) pat)->args);
+	if ((IsA(pat, Param) || !IsA(pat, Const)) && exprType(pat) == TEXTOID &&
+		!contain_var_clause(pat) && OidIsValid(DpRunLikePatternFunction()))
+	{
+		lsecond(op->args) = DpRunLikePattern(pat);
+	}
+	else if (!IsA(pat, Const))
+		DpGuardRefuse("a LIKE pattern must be a constant or a bound parameter",
+					  psprintf("Found a pattern built from table columns in %s.", where));
+	else
+		DpCheckLikePattern((Const *) pat, where);
+}
+
+/*
+ * An operator: a date shifted by an interval (keys.c), a constant regular
+ * expression (regex.c), or a built-in comparison or LIKE of safe types under
+ * a collation opened now.
+ */
+static Node *
+DpRowOperator(Node *node, DpRowContext *cxt)
+{
+	const char *where = cxt->where;
+
+	if (IsA(node, OpExpr) && DpIsGeneralising(node))
+		return DpGeneralise(node, cxt->rtis, where);	/* a date shifted by an interval */
+	{
+		OpExpr	   *op = (OpExpr *) expression_tree_mutator(node, DpRowExprMutator, cxt);
+		bool		is_like;
+
+		if (IsA(op, OpExpr) && DpIsRegexOperator(op->opno))
+			return DpRegexRowExpr(op, where);	/* a constant regular expression (regex.c) */
+		if (!DpSafeOperator(op->opno, &is_like))
+			DpGuardRefuseHint("this operator is not allowed on a protected table",
+							  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
+									   get_opname(op->opno) ? get_opname(op->opno) : "?", where),
+							  "Compare the column itself with a constant (amount > 10, not amount * 2 > 20); for bins use width_bucket.");
+		if (is_like)
+			DpRowLikePattern(op, where);
+		DpCheckCollation(op->inputcollid, exprType(linitial(op->args)), is_like, where);
+		return (Node *) op;
+	}
+}
+
+/* IN / = ANY over a constant list (or bound values): a safe comparison of each. */
+static Node *
+DpRowArrayComparison(ScalarArrayOpExpr *sa, DpRowContext *cxt)
+{
+	const char *where = cxt->where;
+	bool		is_like;
+	Node	   *right = lsecond(sa->args);
+
+	if (DpIsConstantExpr(right) && !IsA(right, Const))
+		right = eval_const_expressions(NULL, copyObject(right));
+	if (!DpSafeOperator(sa->opno, &is_like) || is_like || !DpIsBoundValue(right))
+		DpGuardRefuse("only IN / = ANY over a constant list is allowed",
+					  psprintf("Found another array comparison in %s.", where));
+	sa = copyObject(sa);
+	sa->args = list_make2(DpRowExprMutator(linitial(sa->args), cxt), right);
+	DpCheckCollation(sa->inputcollid, exprType(linitial(sa->args)), false, where);
+	return (Node *) sa;
+}
+
+/*
+ * The row checks' mutator: each node is a step of the query's budget; a
+ * constant part is computed now, a run-time constant is marked, arithmetic
+ * goes to bounds.c, and each kind of node the grammar admits to its step
+ * above.
+ */
 static Node *
 DpRowExprMutator(Node *node, DpRowContext *cxt)
 {
@@ -189,15 +351,7 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 		return expression_tree_mutator(node, DpRowExprMutator, cxt);
 	DpRowStep(where);
 	if (DpIsConstantExpr(node) && !IsA(node, Const))
-	{
-		/* computed while planning: an error cannot depend on rows */
-		Node	   *folded = eval_const_expressions(NULL, copyObject(node));
-
-		if (!IsA(folded, Const))
-			DpGuardRefuse("a constant on a protected table must be computable while planning",
-						  psprintf("The planner could not compute a constant expression in %s.", where));
-		return folded;
-	}
+		return DpRowFolded(node, where);	/* computed while planning: an error cannot depend on rows */
 	if (DpIsRunConstantExpr(node))
 		return DpRunConstant(node);		/* computed once before the query runs */
 	/* arithmetic on columns with value domains (bounds.c) */
@@ -213,14 +367,7 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 							  psprintf("Found another parameter in %s.", where));
 			return node;		/* a bound value, compared as it is: cannot fail */
 		case T_Var:
-			{
-				Var		   *v = (Var *) node;
-
-				if (v->varlevelsup != 0 || v->varattno <= 0 || !bms_is_member(v->varno, cxt->rtis))
-					DpGuardRefuse("system columns and whole-row references are not allowed",
-								  psprintf("Found one in %s.", where));
-				return node;
-			}
+			return DpRowVar((Var *) node, cxt);
 		case T_BoolExpr:
 		case T_NullTest:
 		case T_BooleanTest:
@@ -228,58 +375,7 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 		case T_CoalesceExpr:
 			return expression_tree_mutator(node, DpRowExprMutator, cxt);
 		case T_FuncExpr:
-			{
-				/* widening numeric casts cannot fail; nothing else is allowed */
-				FuncExpr   *f = (FuncExpr *) node;
-
-				if (DpIsWideningCast(f->funcid) &&
-					(f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST))
-					return expression_tree_mutator(node, DpRowExprMutator, cxt);
-				switch (f->funcid)
-				{
-					case F_FLOAT8_NUMERIC:
-						/*
-						 * numeric to float8 fails beyond the range of a double
-						 * (1e400, 1e-400): a numeric column with bounds given as
-						 * float8 (dp_sum(amount, 0.0, 100.0, ...), as drivers bind
-						 * doubles) is converted by the total clamp instead; the
-						 * aggregate clamps to its own bounds anyway
-						 */
-						if ((f->funcformat == COERCE_IMPLICIT_CAST || f->funcformat == COERCE_EXPLICIT_CAST) &&
-							OidIsValid(DpClampFloat8Function()))
-						{
-							Node	   *arg = DpRowExprMutator(linitial(f->args), cxt);
-
-							return (Node *) makeFuncExpr(DpClampFloat8Function(), FLOAT8OID,
-														 list_make3(arg,
-																	makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
-																			  Float8GetDatum(-DBL_MAX), false, FLOAT8PASSBYVAL),
-																	makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
-																			  Float8GetDatum(DBL_MAX), false, FLOAT8PASSBYVAL)),
-														 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-						}
-						break;
-					case F_LOWER_TEXT:
-					case F_UPPER_TEXT:
-						/* case mapping of valid text under a collation opened now cannot fail */
-						DpCheckCollation(f->inputcollid, TEXTOID, false, where);
-						return expression_tree_mutator(node, DpRowExprMutator, cxt);
-					default:
-						break;
-				}
-				/* dp_pg.clamp_float8 (a translated avg of a numeric column) cannot fail either */
-				if (f->funcid == DpClampFloat8Function())
-					return expression_tree_mutator(node, DpRowExprMutator, cxt);
-				/* date_trunc, extract, width_bucket, floor, casts to date, ... of a column (keys.c) */
-				if (DpIsGeneralising(node))
-					return DpGeneralise(node, cxt->rtis, where);
-				DpGuardRefuseHint("this function is not allowed on a protected table",
-								  psprintf("Function %s in %s could raise errors that reveal private values; "
-										   "only widening numeric casts are allowed on columns.",
-										   get_func_name(f->funcid) ? get_func_name(f->funcid) : "?", where),
-								  "Compute it over the released values, in a query around the dp query.");
-				return NULL;
-			}
+			return DpRowFunction((FuncExpr *) node, cxt);
 		case T_CaseExpr:
 			if (((CaseExpr *) node)->arg != NULL)
 				DpGuardRefuse("CASE with a test expression is not allowed on a protected table",
@@ -287,56 +383,9 @@ DpRowExprMutator(Node *node, DpRowContext *cxt)
 			return expression_tree_mutator(node, DpRowExprMutator, cxt);
 		case T_OpExpr:
 		case T_DistinctExpr:
-			if (IsA(node, OpExpr) && DpIsGeneralising(node))
-				return DpGeneralise(node, cxt->rtis, where);	/* a date shifted by an interval */
-			{
-				OpExpr	   *op = (OpExpr *) expression_tree_mutator(node, DpRowExprMutator, cxt);
-				bool		is_like;
-
-				if (IsA(op, OpExpr) && DpIsRegexOperator(op->opno))
-					return DpRegexRowExpr(op, where);	/* a constant regular expression (regex.c) */
-				if (!DpSafeOperator(op->opno, &is_like))
-					DpGuardRefuseHint("this operator is not allowed on a protected table",
-									  psprintf("Operator %s in %s could fail or leak on private values; only comparisons and LIKE are allowed.",
-											   get_opname(op->opno) ? get_opname(op->opno) : "?", where),
-									  "Compare the column itself with a constant (amount > 10, not amount * 2 > 20); for bins use width_bucket.");
-				if (is_like)
-				{
-					Node	   *pat = lsecond(op->args);
-
-					/* a bound or run-time pattern: checked once before the query runs (callsite.c) */
-					if (IsA(pat, FuncExpr) && ((FuncExpr *) pat)->funcid == DpRunConstantFunction())
-						pat = linitial(((FuncExpr *) pat)->args);
-					if ((IsA(pat, Param) || !IsA(pat, Const)) && exprType(pat) == TEXTOID &&
-						!contain_var_clause(pat) && OidIsValid(DpRunLikePatternFunction()))
-					{
-						lsecond(op->args) = DpRunLikePattern(pat);
-					}
-					else if (!IsA(pat, Const))
-						DpGuardRefuse("a LIKE pattern must be a constant or a bound parameter",
-									  psprintf("Found a pattern built from table columns in %s.", where));
-					else
-						DpCheckLikePattern((Const *) pat, where);
-				}
-				DpCheckCollation(op->inputcollid, exprType(linitial(op->args)), is_like, where);
-				return (Node *) op;
-			}
+			return DpRowOperator(node, cxt);
 		case T_ScalarArrayOpExpr:
-			{
-				ScalarArrayOpExpr *sa = (ScalarArrayOpExpr *) node;
-				bool		is_like;
-				Node	   *right = lsecond(sa->args);
-
-				if (DpIsConstantExpr(right) && !IsA(right, Const))
-					right = eval_const_expressions(NULL, copyObject(right));
-				if (!DpSafeOperator(sa->opno, &is_like) || is_like || !DpIsBoundValue(right))
-					DpGuardRefuse("only IN / = ANY over a constant list is allowed",
-								  psprintf("Found another array comparison in %s.", where));
-				sa = copyObject(sa);
-				sa->args = list_make2(DpRowExprMutator(linitial(sa->args), cxt), right);
-				DpCheckCollation(sa->inputcollid, exprType(linitial(sa->args)), false, where);
-				return (Node *) sa;
-			}
+			return DpRowArrayComparison((ScalarArrayOpExpr *) node, cxt);
 		default:
 			DpGuardRefuseHint("this expression is not allowed on a protected table",
 							  psprintf("Functions, casts and arithmetic on private columns in %s could raise errors that reveal values; "

@@ -18,8 +18,9 @@
  * constant arguments).  A bound or run-time LIKE pattern is checked then
  * by DpLikePatternComplete, as a constant one is while planning.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor rows (docs/development.md): may call guard/'s floors
+ * base, fences, reads and rows, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -37,7 +38,7 @@
 #include "utils/memutils.h"
 
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_rows.h"
 #include "plantree.h"
 
 PG_FUNCTION_INFO_V1(dp_run_constant);

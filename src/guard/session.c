@@ -35,8 +35,9 @@
  * and every role one of them is a member of.  A public table joined to a
  * protected one (shape.c) and a view's owner (views.c) must be none of them.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor base (docs/development.md): may call the other files of
+ * the floor base, the aggregates, the release path, the ledger, common/ and
+ * the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -52,7 +53,7 @@
 #include "utils/plancache.h"
 #include "utils/syscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_base.h"
 #include "ledger.h"
 
 static bool cache_valid = false;

@@ -30,7 +30,8 @@
  * (joins.c): each protected row meets at most one of its rows, so no
  * sensitivity changes.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -68,7 +69,7 @@
 
 #include "aggregates.h"
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 #include "ledger.h"
 
 /* ------------------------------------------------------------------------
@@ -486,20 +487,10 @@ DpReplaceKeyMutator(Node *node, Node **pair)
 	return expression_tree_mutator(node, DpReplaceKeyMutator, pair);
 }
 
-/* Validate an analyst's (or a bounded trusted) query on target (see guard.h). */
-void
-DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
+/* The statement: a plain SELECT with a FROM clause, without WITH, set operations, grouping sets or row locks. */
+static void
+DpShapeStatement(Query *q)
 {
-	DpReleaseCheck cxt;
-	int			rti = 0;
-	List	   *quals = NIL;
-	List	   *analysts = NIL;
-	bool		analysts_known = false;
-	ListCell   *lc;
-
-	memset(shape, 0, sizeof(DpShape));
-	memset(&cxt, 0, sizeof(cxt));
-	(void) DpTakeKeyChecks();	/* none left over from a query refused before its end */
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		DpGuardRefuse("only SELECT may read a protected table", "Data changes and utility commands are not dp queries.");
 	if (q->cteList != NIL || q->hasRecursive || q->hasModifyingCTE)
@@ -516,14 +507,22 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		DpGuardRefuse("FOR UPDATE / SHARE is not allowed on a protected table", "Row locks act on private rows.");
 	if (q->jointree == NULL || q->jointree->fromlist == NIL)
 		DpGuardRefuse("a dp query reads exactly one protected table", "No FROM clause.");
+}
 
-	/* references to grouped expressions (18+) and join columns (USING, NATURAL) become the tables' own columns */
-	DpFlattenGroupVars(q);
-	q->targetList = (List *) DpFlattenJoinAliasVars(q, (Node *) q->targetList);
-	q->havingQual = DpFlattenJoinAliasVars(q, q->havingQual);
-	q->jointree = (FromExpr *) DpFlattenJoinAliasVars(q, (Node *) q->jointree);
+/*
+ * The tables: one protected table (target; another protected one only as
+ * the partner of a join on the unit, unitjoin.c), released subqueries, and
+ * besides them only public tables and the joins between them.  Sets the
+ * shape's entries and the entries whose columns row expressions may read.
+ */
+static void
+DpShapeTables(Query *q, DpProtected *target, DpShape *shape, DpReleaseCheck *cxt)
+{
+	int			rti = 0;
+	List	   *analysts = NIL;
+	bool		analysts_known = false;
+	ListCell   *lc;
 
-	/* one protected table; besides it only public tables and the joins between them */
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
@@ -534,13 +533,13 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		if (DpMultiIsReleased(r))
 		{
 			/* released rows of another release, joined on what they keep (multi.c) */
-			cxt.row.rtis = bms_add_member(cxt.row.rtis, rti);
+			cxt->row.rtis = bms_add_member(cxt->row.rtis, rti);
 			continue;
 		}
 		if (r->rtekind != RTE_RELATION)
 			DpGuardRefuse("a dp query reads one protected table, optionally joined to public tables",
 						  "Subqueries in FROM, functions and VALUES are not allowed beside a protected table.");
-		cxt.row.rtis = bms_add_member(cxt.row.rtis, rti);
+		cxt->row.rtis = bms_add_member(cxt->row.rtis, rti);
 		if (r->relid == target->relid || DpIsProtected(r->relid))
 		{
 			if (r->tablesample != NULL)
@@ -567,18 +566,25 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 	}
 	if (shape->prot_rti == 0)
 		DpGuardRefuse("a dp query reads exactly one protected table", "The protected table must be in FROM.");
-	shape->prot = target;
-	cxt.row.rtable = q->rtable;
-	cxt.prot = target;
-	cxt.prot_rti = shape->prot_rti;
-	cxt.browsing = !q->hasAggs && q->groupClause == NIL && q->groupingSets == NIL;
+}
 
-	/* row predicates of WHERE and every join (constants computed now); each public table on a unique key */
-	cxt.row.where = "the WHERE or JOIN clause";
-	DpCheckJoinTree((Node *) q->jointree, &quals, &cxt.row, shape->prot_rti);
+/*
+ * The joins: the row predicates of WHERE and every join (constants computed
+ * now), a partner protected table only on the shared unit, each released
+ * subquery joined on every column it keeps, each public table on a unique
+ * key (joins.c).
+ */
+static void
+DpShapeJoins(Query *q, DpShape *shape, DpReleaseCheck *cxt)
+{
+	List	   *quals = NIL;
+	int			rti = 0;
+	ListCell   *lc;
+
+	cxt->row.where = "the WHERE or JOIN clause";
+	DpCheckJoinTree((Node *) q->jointree, &quals, &cxt->row, shape->prot_rti);
 	if (shape->partner_rti != 0)
 		DpUnitJoinCheck(shape, quals, DpProtectedTables());
-	rti = 0;
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
@@ -595,15 +601,20 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 								   "non-deferrable index) so that each private row meets at most one of its rows.",
 								   get_rel_name(r->relid), get_rel_name(r->relid)));
 	}
+}
 
-	/*
-	 * GROUP BY keys: columns of the tables, or generalising expressions of
-	 * one column (keys.c: date_trunc, extract, width_bucket, ...), of a type
-	 * with an ordering.  An expression key is rewritten to read its column
-	 * through the key window, everywhere it appears outside the dp
-	 * aggregates (each aggregate's arguments are row expressions, rewritten
-	 * alike when checked).
-	 */
+/*
+ * GROUP BY keys: columns of the tables, or generalising expressions of one
+ * column (keys.c: date_trunc, extract, width_bucket, ...), of a type with
+ * an ordering.  An expression key is rewritten to read its column through
+ * the key window, everywhere it appears outside the dp aggregates (each
+ * aggregate's arguments are row expressions, rewritten alike when checked).
+ */
+static void
+DpShapeGroupKeys(Query *q, DpReleaseCheck *cxt)
+{
+	ListCell   *lc;
+
 	foreach(lc, q->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
@@ -616,10 +627,10 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 		{
 			Var		   *v = (Var *) key;
 
-			if (v->varlevelsup != 0 || v->varattno <= 0 || !bms_is_member(v->varno, cxt.row.rtis))
+			if (v->varlevelsup != 0 || v->varattno <= 0 || !bms_is_member(v->varno, cxt->row.rtis))
 				DpGuardRefuse("GROUP BY keys must be columns of the tables",
 							  "Group by a column or a generalising expression of one (date_trunc, extract, width_bucket, floor, ...).");
-			cxt.group_atts = bms_add_member(cxt.group_atts, DP_GROUP_KEY(v->varno, v->varattno));
+			cxt->group_atts = bms_add_member(cxt->group_atts, DP_GROUP_KEY(v->varno, v->varattno));
 		}
 		else
 		{
@@ -629,38 +640,69 @@ DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
 			/* generalising functions, casts and COLLATE of a column (keys.c); arithmetic and the rest: bounds.c */
 			if ((DpIsGeneralising(key) || IsA(key, FuncExpr) || IsA(key, CollateExpr) || IsA(key, RelabelType)) &&
 				!DpIsBoundedExpression(key))
-				pair[1] = DpGeneralise(key, cxt.row.rtis, "a GROUP BY key");
+				pair[1] = DpGeneralise(key, cxt->row.rtis, "a GROUP BY key");
 			else
 			{
 				/* arithmetic, a comparison, CASE ...: a total row expression, released in canonical form */
-				cxt.row.where = "a GROUP BY key";
-				cxt.row.key = true;
-				pair[1] = DpCanonicalKey(DpRowExpr(key, &cxt.row));
-				cxt.row.key = false;
+				cxt->row.where = "a GROUP BY key";
+				cxt->row.key = true;
+				pair[1] = DpCanonicalKey(DpRowExpr(key, &cxt->row));
+				cxt->row.key = false;
 			}
 			q->targetList = (List *) DpReplaceKeyMutator((Node *) q->targetList, pair);
 			q->havingQual = DpReplaceKeyMutator(q->havingQual, pair);
-			cxt.group_exprs = lappend(cxt.group_exprs, pair[1]);
+			cxt->group_exprs = lappend(cxt->group_exprs, pair[1]);
 		}
 	}
+}
+
+/* The bind-time checks of generalising expressions with bound parameters (keys.c), added to WHERE. */
+static void
+DpShapeKeyChecks(Query *q)
+{
+	List	   *checks = DpTakeKeyChecks();
+
+	if (checks != NIL)
+	{
+		if (q->jointree->quals)
+			checks = lcons(q->jointree->quals, checks);
+		q->jointree->quals = list_length(checks) == 1 ? linitial(checks) :
+			(Node *) makeBoolExpr(AND_EXPR, checks, -1);
+	}
+}
+
+/* Validate an analyst's (or a bounded trusted) query on target (see guard.h). */
+void
+DpShapeValidate(Query *q, DpProtected *target, DpShape *shape)
+{
+	DpReleaseCheck cxt;
+
+	memset(shape, 0, sizeof(DpShape));
+	memset(&cxt, 0, sizeof(cxt));
+	(void) DpTakeKeyChecks();	/* none left over from a query refused before its end */
+	DpShapeStatement(q);
+
+	/* references to grouped expressions (18+) and join columns (USING, NATURAL) become the tables' own columns */
+	DpFlattenGroupVars(q);
+	q->targetList = (List *) DpFlattenJoinAliasVars(q, (Node *) q->targetList);
+	q->havingQual = DpFlattenJoinAliasVars(q, q->havingQual);
+	q->jointree = (FromExpr *) DpFlattenJoinAliasVars(q, (Node *) q->jointree);
+
+	DpShapeTables(q, target, shape, &cxt);
+	shape->prot = target;
+	cxt.row.rtable = q->rtable;
+	cxt.prot = target;
+	cxt.prot_rti = shape->prot_rti;
+	cxt.browsing = !q->hasAggs && q->groupClause == NIL && q->groupingSets == NIL;
+	DpShapeJoins(q, shape, &cxt);
+	DpShapeGroupKeys(q, &cxt);
 
 	/* the post-processing parts act on released values only */
 	(void) DpCheckReleasedWalker((Node *) q->targetList, &cxt);
 	(void) DpCheckReleasedWalker(q->havingQual, &cxt);
 	if (contain_var_clause(q->limitCount) || contain_var_clause(q->limitOffset))
 		DpGuardRefuse("LIMIT and OFFSET must be constants", "They may not depend on table columns.");
-	/* the bind-time checks of generalising expressions with bound parameters (keys.c) */
-	{
-		List	   *checks = DpTakeKeyChecks();
-
-		if (checks != NIL)
-		{
-			if (q->jointree->quals)
-				checks = lcons(q->jointree->quals, checks);
-			q->jointree->quals = list_length(checks) == 1 ? linitial(checks) :
-				(Node *) makeBoolExpr(AND_EXPR, checks, -1);
-		}
-	}
+	DpShapeKeyChecks(q);
 	if (cxt.ndp == 0 && q->groupClause == NIL)
 		DpGuardRefuseHint("a query on a protected table must release only dp aggregates", "Raw rows are never released.",
 						  cxt.browsing ? DpBrowsingHint(target) :

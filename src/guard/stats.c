@@ -41,8 +41,9 @@
  * through SQL functions that the planner inlines after the guard looked are
  * refused when the plan is final (reads.c).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor reads (docs/development.md): may call guard/'s floors
+ * base, fences and reads, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -83,7 +84,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_reads.h"
 #include "ledger.h"
 
 PG_FUNCTION_INFO_V1(dp_masked_call);

@@ -54,8 +54,9 @@
  * These are the guard's functions: an analyst's query that calls one is
  * refused (guard.c), as are calls to the domain reads.
  *
- * Layer guard/ (docs/development.md): calls only the guard's refusal
- * (while planning); at run time PostgreSQL's number and date functions.
+ * Layer guard/, floor rows (docs/development.md): calls only the guard's
+ * refusal (floor base), while planning; at run time PostgreSQL's number and
+ * date functions.
  */
 #include "postgres.h"
 
@@ -75,7 +76,7 @@
 #include "utils/float.h"
 #include "utils/numeric.h"
 
-#include "guard/guard.h"
+#include "guard/floor_rows.h"
 
 PG_FUNCTION_INFO_V1(dp_clamp_float8);
 PG_FUNCTION_INFO_V1(dp_total_add);

@@ -35,7 +35,8 @@
  * sums of money or intervals, and sums or averages of expressions that are
  * not a column of the protected table.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -72,7 +73,7 @@
 
 #include "aggregates.h"
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 #include "guc.h"
 
 typedef struct DpTranslate
@@ -511,57 +512,180 @@ DpTranslateQuantile(DpTranslate *t, Aggref *a, Expr *q, const char *agg)
 	}
 }
 
-/* The dp counterpart of plain aggregate a, or NULL if it is not one to translate. */
+/*
+ * The quantiles of BI tools: percentile_cont / percentile_disc (q) WITHIN
+ * GROUP (ORDER BY x [ASC | DESC]); descending order asks for the (1 -
+ * q)-quantile.  Any other ordering operator is not translated (NULL).
+ */
 static Node *
-DpTranslateAggref(DpTranslate *t, Aggref *a)
+DpTranslatePercentile(DpTranslate *t, Aggref *a)
+{
+	SortGroupClause *sgc = linitial_node(SortGroupClause, a->aggorder);
+	Oid			type = exprType((Node *) linitial_node(TargetEntry, a->args)->expr);
+	TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	Expr	   *q = (Expr *) copyObject(linitial(a->aggdirectargs));
+
+	if (exprType((Node *) q) != FLOAT8OID)
+		return NULL;
+	if (OidIsValid(tc->gt_opr) && sgc->sortop == tc->gt_opr)
+		q = (Expr *) makeFuncExpr(F_FLOAT8MI, FLOAT8OID, list_make2(DpFloat8Const(1.0), q),
+								  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	else if (!OidIsValid(tc->lt_opr) || sgc->sortop != tc->lt_opr)
+		return NULL;
+	return DpTranslateQuantile(t, a, q,
+							   a->aggfnoid == F_PERCENTILE_CONT_FLOAT8_FLOAT8 ? "percentile_cont" : "percentile_disc");
+}
+
+/* STDDEV / VARIANCE: three noisy moments over the argument's domain (derived.c). */
+static Node *
+DpTranslateStddev(DpTranslate *t, Aggref *a, bool sample, bool root)
+{
+	Oid			cargs[2] = {ANYOID, DpMechanismType()};
+	Oid			sargs[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, DpMechanismType()};
+	double		lo,
+				hi;
+
+	DpArgumentBounds(t, a, root ? "stddev" : "variance", FLOAT8OID, &lo, &hi);
+	return DpTranslateDispersion(a, lo, hi, DpExtAggregate(t, "dp_count", 2, cargs, &dp_count_kind),
+								 DpExtAggregate(t, "dp_sum", 4, sargs, &dp_sum_float8_kind), sample, root);
+}
+
+/* count(x): dp_count(x, <default mechanism>); count(DISTINCT x): DpTranslateCountDistinct. */
+static Node *
+DpTranslateCount(DpTranslate *t, Aggref *a)
 {
 	Oid			mechtype;
+	Oid			fn;
+
+	if (a->aggdistinct != NIL)
+		return DpTranslateCountDistinct(t, a);
+	mechtype = DpMechanismType();
+	{
+		Oid			argtypes[2] = {ANYOID, mechtype};
+
+		fn = DpExtAggregate(t, "dp_count", 2, argtypes, &dp_count_kind);
+	}
+	return (Node *) DpLike(a, fn, INT8OID,
+						   list_make2(copyObject(linitial_node(TargetEntry, a->args)->expr), DpDefaultMechanism()),
+						   false);
+}
+
+/* sum(x): dp_sum(x, lower, upper, <default mechanism>) in the plain sum's result type. */
+static Node *
+DpTranslateSum(DpTranslate *t, Aggref *a)
+{
 	Oid			fn;
 	double		lo,
 				hi;
 	Expr	   *x;
+	Oid			argtype;
+	Oid			rettype;
+	Oid			argtypes[4];
+	const DpAggKind *kind;
+	Aggref	   *d;
 
-	/*
-	 * The quantiles of BI tools: percentile_cont / percentile_disc (q)
-	 * WITHIN GROUP (ORDER BY x [ASC | DESC]); descending order asks for the
-	 * (1 - q)-quantile.  Any other ordering operator is not translated.
-	 */
+	if (a->aggdistinct != NIL)
+		return NULL;
+	x = (Expr *) copyObject(linitial_node(TargetEntry, a->args)->expr);
+	switch (a->aggfnoid)
+	{
+		case F_SUM_INT2:
+		case F_SUM_INT4:
+			argtype = a->aggfnoid == F_SUM_INT2 ? INT2OID : INT4OID;
+			rettype = INT8OID;
+			kind = &dp_sum_int_kind;
+			break;
+		case F_SUM_INT8:
+			argtype = rettype = INT8OID;
+			kind = &dp_sum_int8_kind;
+			break;
+		case F_SUM_NUMERIC:
+			argtype = rettype = NUMERICOID;
+			kind = &dp_sum_numeric_kind;
+			break;
+		default:
+			if (a->aggfnoid == F_SUM_FLOAT4)
+				x = DpCast(F_FLOAT8_FLOAT4, FLOAT8OID, x);
+			argtype = rettype = FLOAT8OID;
+			kind = &dp_sum_float8_kind;
+			break;
+	}
+	DpArgumentBounds(t, a, "sum", argtype, &lo, &hi);
+	argtypes[0] = argtypes[1] = argtypes[2] = argtype;
+	argtypes[3] = DpMechanismType();
+	fn = DpExtAggregate(t, "dp_sum", 4, argtypes, kind);
+	d = DpLike(a, fn, rettype,
+			   list_make4(x, DpBoundConstOf(argtype, lo), DpBoundConstOf(argtype, hi), DpDefaultMechanism()),
+			   false);
+	/* the plain aggregate's result type */
+	if (a->aggfnoid == F_SUM_INT8)
+		return (Node *) DpCast(F_NUMERIC_INT8, NUMERICOID, (Expr *) d);
+	if (a->aggfnoid == F_SUM_FLOAT4)
+		return (Node *) DpReleasedAs(FLOAT4OID, (Expr *) d);
+	return (Node *) d;
+}
+
+/* avg(x): dp_avg(x::float8, lower, upper, <default mechanism>) in the plain avg's result type. */
+static Node *
+DpTranslateAvg(DpTranslate *t, Aggref *a)
+{
+	Oid			fn;
+	double		lo,
+				hi;
+	Expr	   *x;
+	Oid			argtypes[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, InvalidOid};
+	Aggref	   *d;
+
+	if (a->aggdistinct != NIL)
+		return NULL;
+	DpArgumentBounds(t, a, "avg", FLOAT8OID, &lo, &hi);
+	x = (Expr *) copyObject(linitial_node(TargetEntry, a->args)->expr);
+	switch (a->aggfnoid)
+	{
+		case F_AVG_INT2:
+			x = DpCast(F_FLOAT8_INT2, FLOAT8OID, x);
+			break;
+		case F_AVG_INT4:
+			x = DpCast(F_FLOAT8_INT4, FLOAT8OID, x);
+			break;
+		case F_AVG_INT8:
+			x = DpCast(F_FLOAT8_INT8, FLOAT8OID, x);
+			break;
+		case F_AVG_FLOAT4:
+			x = DpCast(F_FLOAT8_FLOAT4, FLOAT8OID, x);
+			break;
+		case F_AVG_NUMERIC:
+			/* the row checks make this cast the total clamp (rowexpr.c) */
+			x = DpCast(F_FLOAT8_NUMERIC, FLOAT8OID, x);
+			break;
+		default:
+			break;
+	}
+	argtypes[3] = DpMechanismType();
+	fn = DpExtAggregate(t, "dp_avg", 4, argtypes, &dp_avg_kind);
+	d = DpLike(a, fn, FLOAT8OID,
+			   list_make4(x, DpFloat8Const(lo), DpFloat8Const(hi), DpDefaultMechanism()), false);
+	if (a->aggtype == NUMERICOID)
+		return (Node *) DpCast(F_NUMERIC_FLOAT8, NUMERICOID, (Expr *) d);
+	return (Node *) d;
+}
+
+/* The dp counterpart of plain aggregate a, or NULL if it is not one to translate. */
+static Node *
+DpTranslateAggref(DpTranslate *t, Aggref *a)
+{
+	Oid			fn;
+	bool		sample,
+				root;
+
 	if (a->aggkind == AGGKIND_ORDERED_SET && a->aggdistinct == NIL && list_length(a->aggdirectargs) == 1 &&
 		list_length(a->args) == 1 && list_length(a->aggorder) == 1 &&
 		(a->aggfnoid == F_PERCENTILE_CONT_FLOAT8_FLOAT8 || a->aggfnoid == F_PERCENTILE_DISC_FLOAT8_ANYELEMENT))
-	{
-		SortGroupClause *sgc = linitial_node(SortGroupClause, a->aggorder);
-		Oid			type = exprType((Node *) linitial_node(TargetEntry, a->args)->expr);
-		TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
-		Expr	   *q = (Expr *) copyObject(linitial(a->aggdirectargs));
-
-		if (exprType((Node *) q) != FLOAT8OID)
-			return NULL;
-		if (OidIsValid(tc->gt_opr) && sgc->sortop == tc->gt_opr)
-			q = (Expr *) makeFuncExpr(F_FLOAT8MI, FLOAT8OID, list_make2(DpFloat8Const(1.0), q),
-									  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-		else if (!OidIsValid(tc->lt_opr) || sgc->sortop != tc->lt_opr)
-			return NULL;
-		return DpTranslateQuantile(t, a, q,
-								   a->aggfnoid == F_PERCENTILE_CONT_FLOAT8_FLOAT8 ? "percentile_cont" : "percentile_disc");
-	}
+		return DpTranslatePercentile(t, a);
 	if (a->aggkind != AGGKIND_NORMAL || a->aggorder != NIL || a->aggdirectargs != NIL)
 		return NULL;
-	{
-		/* STDDEV / VARIANCE: three noisy moments over the domain (derived.c) */
-		bool		sample,
-					root;
-
-		if (DpIsDispersion(a->aggfnoid, &sample, &root) && a->aggdistinct == NIL)
-		{
-			Oid			cargs[2] = {ANYOID, DpMechanismType()};
-			Oid			sargs[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, DpMechanismType()};
-
-			DpArgumentBounds(t, a, root ? "stddev" : "variance", FLOAT8OID, &lo, &hi);
-			return DpTranslateDispersion(a, lo, hi, DpExtAggregate(t, "dp_count", 2, cargs, &dp_count_kind),
-										 DpExtAggregate(t, "dp_sum", 4, sargs, &dp_sum_float8_kind), sample, root);
-		}
-	}
+	if (DpIsDispersion(a->aggfnoid, &sample, &root) && a->aggdistinct == NIL)
+		return DpTranslateStddev(t, a, sample, root);
 	switch (a->aggfnoid)
 	{
 		case F_MIN_INT2:
@@ -590,113 +714,21 @@ DpTranslateAggref(DpTranslate *t, Aggref *a)
 			fn = DpExtAggregate(t, "dp_count", 0, NULL, &dp_count_star_kind);
 			return (Node *) DpLike(a, fn, INT8OID, NIL, true);
 		case F_COUNT_ANY:
-			if (a->aggdistinct != NIL)
-				return DpTranslateCountDistinct(t, a);
-			mechtype = DpMechanismType();
-			{
-				Oid			argtypes[2] = {ANYOID, mechtype};
-
-				fn = DpExtAggregate(t, "dp_count", 2, argtypes, &dp_count_kind);
-			}
-			return (Node *) DpLike(a, fn, INT8OID,
-								   list_make2(copyObject(linitial_node(TargetEntry, a->args)->expr), DpDefaultMechanism()),
-								   false);
+			return DpTranslateCount(t, a);
 		case F_SUM_INT2:
 		case F_SUM_INT4:
 		case F_SUM_INT8:
 		case F_SUM_FLOAT4:
 		case F_SUM_FLOAT8:
 		case F_SUM_NUMERIC:
-			{
-				Oid			argtype;
-				Oid			rettype;
-				Oid			argtypes[4];
-				const DpAggKind *kind;
-				Aggref	   *d;
-
-				if (a->aggdistinct != NIL)
-					return NULL;
-				x = (Expr *) copyObject(linitial_node(TargetEntry, a->args)->expr);
-				switch (a->aggfnoid)
-				{
-					case F_SUM_INT2:
-					case F_SUM_INT4:
-						argtype = a->aggfnoid == F_SUM_INT2 ? INT2OID : INT4OID;
-						rettype = INT8OID;
-						kind = &dp_sum_int_kind;
-						break;
-					case F_SUM_INT8:
-						argtype = rettype = INT8OID;
-						kind = &dp_sum_int8_kind;
-						break;
-					case F_SUM_NUMERIC:
-						argtype = rettype = NUMERICOID;
-						kind = &dp_sum_numeric_kind;
-						break;
-					default:
-						if (a->aggfnoid == F_SUM_FLOAT4)
-							x = DpCast(F_FLOAT8_FLOAT4, FLOAT8OID, x);
-						argtype = rettype = FLOAT8OID;
-						kind = &dp_sum_float8_kind;
-						break;
-				}
-				DpArgumentBounds(t, a, "sum", argtype, &lo, &hi);
-				argtypes[0] = argtypes[1] = argtypes[2] = argtype;
-				argtypes[3] = DpMechanismType();
-				fn = DpExtAggregate(t, "dp_sum", 4, argtypes, kind);
-				d = DpLike(a, fn, rettype,
-						   list_make4(x, DpBoundConstOf(argtype, lo), DpBoundConstOf(argtype, hi), DpDefaultMechanism()),
-						   false);
-				/* the plain aggregate's result type */
-				if (a->aggfnoid == F_SUM_INT8)
-					return (Node *) DpCast(F_NUMERIC_INT8, NUMERICOID, (Expr *) d);
-				if (a->aggfnoid == F_SUM_FLOAT4)
-					return (Node *) DpReleasedAs(FLOAT4OID, (Expr *) d);
-				return (Node *) d;
-			}
+			return DpTranslateSum(t, a);
 		case F_AVG_INT2:
 		case F_AVG_INT4:
 		case F_AVG_INT8:
 		case F_AVG_FLOAT4:
 		case F_AVG_FLOAT8:
 		case F_AVG_NUMERIC:
-			{
-				Oid			argtypes[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, InvalidOid};
-				Aggref	   *d;
-
-				if (a->aggdistinct != NIL)
-					return NULL;
-				DpArgumentBounds(t, a, "avg", FLOAT8OID, &lo, &hi);
-				x = (Expr *) copyObject(linitial_node(TargetEntry, a->args)->expr);
-				switch (a->aggfnoid)
-				{
-					case F_AVG_INT2:
-						x = DpCast(F_FLOAT8_INT2, FLOAT8OID, x);
-						break;
-					case F_AVG_INT4:
-						x = DpCast(F_FLOAT8_INT4, FLOAT8OID, x);
-						break;
-					case F_AVG_INT8:
-						x = DpCast(F_FLOAT8_INT8, FLOAT8OID, x);
-						break;
-					case F_AVG_FLOAT4:
-						x = DpCast(F_FLOAT8_FLOAT4, FLOAT8OID, x);
-						break;
-					case F_AVG_NUMERIC:
-						/* the row checks make this cast the total clamp (shape.c) */
-						x = DpCast(F_FLOAT8_NUMERIC, FLOAT8OID, x);
-						break;
-					default:
-						break;
-				}
-				argtypes[3] = DpMechanismType();
-				fn = DpExtAggregate(t, "dp_avg", 4, argtypes, &dp_avg_kind);
-				d = DpLike(a, fn, FLOAT8OID,
-						   list_make4(x, DpFloat8Const(lo), DpFloat8Const(hi), DpDefaultMechanism()), false);
-				if (a->aggtype == NUMERICOID)
-					return (Node *) DpCast(F_NUMERIC_FLOAT8, NUMERICOID, (Expr *) d);
-				return (Node *) d;
-			}
+			return DpTranslateAvg(t, a);
 		default:
 			return NULL;
 	}

@@ -30,8 +30,9 @@
  * The trust decision per function is cached and forgotten when pg_proc or a
  * role changes.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor base (docs/development.md): may call the other files of
+ * the floor base, the aggregates, the release path, the ledger, common/ and
+ * the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -48,7 +49,7 @@
 #include "utils/pg_locale.h"
 #include "utils/syscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_base.h"
 #include "ledger.h"
 
 /* Cached trust of one function. */

@@ -43,7 +43,8 @@
  * JOIN whose preserved side is the first table (its unit column then never
  * reads NULL for a row of another unit).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -53,7 +54,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 #include "guc.h"
 
 /*

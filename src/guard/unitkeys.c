@@ -22,7 +22,8 @@
  * not: every declared key is released with its noise, without partition
  * selection.  count(DISTINCT <unit>) counts the units of coarser groups.
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -41,7 +42,7 @@
 #include "utils/rel.h"
 
 #include "aggregates.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 #include "ledger.h"
 
 /* Is type an integer type (rounding it changes nothing)? */

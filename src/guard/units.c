@@ -42,7 +42,8 @@
  * cell, spilled to disk beyond work_mem) and a sort for the ranking; with
  * dp_pg.unit_cells, one small group per unit (at most g cells).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
+ * Layer guard/, floor releases (docs/development.md): may call guard/'s
+ * floors base, fences, reads, rows and releases, the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
@@ -73,7 +74,7 @@
 
 #include "aggregates.h"
 #include "release.h"
-#include "guard/guard.h"
+#include "guard/floor_releases.h"
 #include "ledger.h"
 #include "guc.h"
 
@@ -1488,36 +1489,6 @@ DpUnitRankColumn(Query *q1)
 	q1->windowClause = list_make1(wc);
 	q1->hasWindowFuncs = true;
 	return rankcol;
-}
-
-/* The unit bound of a protected table's declaration, or false if it has none. */
-bool
-DpUnitBoundOf(DpProtected *p, DpUnitBound *ub)
-{
-	if (p == NULL || !p->has_unit)
-		return false;
-	ub->attno = get_attnum(p->relid, NameStr(p->unit));
-	if (ub->attno == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("the privacy unit \"%s\" of protected table \"%s\" does not exist",
-						NameStr(p->unit), get_rel_name(p->relid)),
-				 errhint("Declare it again with dp_pg.protect().")));
-	ub->groups = p->max_groups;
-	ub->rows = p->max_rows;
-	return true;
-}
-
-/* Does relation relid have a privacy unit, declared or requested (dp_pg.privacy_unit)? */
-bool
-DpIsUnitTable(List *prot, Oid relid)
-{
-	DpProtected *p = DpFindProtected(prot, relid);
-
-	if (p != NULL)
-		return p->has_unit;
-	return dp_privacy_unit != NULL && dp_privacy_unit[0] != '\0' &&
-		get_attnum(relid, dp_privacy_unit) != InvalidAttrNumber;
 }
 
 /*

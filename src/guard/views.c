@@ -31,8 +31,9 @@
  * views) is never readable by an analyst, whatever its grants, unless an
  * analyst owns it (its refreshes were the guard's, charged).
  *
- * Layer guard/ (docs/development.md): may call the aggregates, the release
- * path, the ledger, common/ and the numeric core, nothing above.
+ * Layer guard/, floor reads (docs/development.md): may call guard/'s floors
+ * base, fences and reads, the aggregates, the release path, the ledger,
+ * common/ and the numeric core, nothing above.
  */
 #include "postgres.h"
 
@@ -49,7 +50,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "guard/guard.h"
+#include "guard/floor_reads.h"
 
 /* Context of the walk. */
 typedef struct DpViewsWalk
