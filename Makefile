@@ -17,6 +17,10 @@ OBJS = \
 	src/core/sample.o \
 	src/core/quantile.o \
 	src/core/moments.o \
+	src/core/rr.o \
+	src/core/groupwise.o \
+	src/core/accuracy.o \
+	src/core/interval.o \
 	src/common/agg_common.o \
 	src/release/catalogue.o \
 	src/release/cost.o \
@@ -33,11 +37,13 @@ OBJS = \
 	src/aggregates/agg_histogram.o \
 	src/aggregates/agg_quantile.o \
 	src/aggregates/agg_units.o \
+	src/aggregates/agg_rr.o \
 	src/common/canonical.o \
 	src/aggregates/postprocess.o \
 	src/aggregates/moments.o \
 	src/core/accountant.o \
 	src/ledger/shared.o \
+	src/ledger/windows.o \
 	src/ledger/requests.o \
 	src/ledger/worker.o \
 	src/ledger/reload.o \
@@ -45,11 +51,14 @@ OBJS = \
 	src/ledger/worker_main.o \
 	src/ledger/standby.o \
 	src/ledger/budget.o \
+	src/ledger/tablebudget.o \
+	src/ledger/reports.o \
 	src/ledger/timeline.o \
 	src/ledger/retention.o \
 	src/common/names.o \
 	src/guard/guard.o \
 	src/common/protected.o \
+	src/common/randomized.o \
 	src/guard/session.o \
 	src/guard/trust.o \
 	src/guard/stats.o \
@@ -57,6 +66,8 @@ OBJS = \
 	src/guard/release.o \
 	src/guard/groups.o \
 	src/guard/units.o \
+	src/guard/perunit.o \
+	src/guard/order.o \
 	src/guard/multi.o \
 	src/guard/unitjoin.o \
 	src/guard/translate.o \
@@ -73,6 +84,7 @@ OBJS = \
 	src/guard/ddl.o \
 	src/guard/reads.o \
 	src/guard/runconst.o \
+	src/guard/partitions.o \
 	src/synth/measure.o \
 	src/synth/model.o \
 	src/synth/columns.o \
@@ -90,11 +102,11 @@ DATA = $(wildcard sql/dp_pg--*.sql)
 # REGRESS_TEST_BUILD and TEST_ISOLATION need the test build's switches
 # (dp_pg.debug_noiseless & co.), the stand-in citus extension or a regression
 # database that is the ledger database: test/all.sh runs them.
-REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence versions synthesize guidance cleanup
-REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin accuracy citus message_floor
+REGRESS = setup mechanism calibration dp_count gucs parallel budget dp_sum dp_histogram dp_quantile postprocess agg_stats guard bi exprs totality cache canonical_keys unit_groups ddl_fence partitions versions synthesize guidance randomize groupwise accuracy_first cleanup
+REGRESS_TEST_BUILD = units units_guard unit_cells releases unitjoin perunit accuracy citus message_floor table_budgets
 REGRESS_OPTS = --load-extension=dp_pg
 
-TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch
+TEST_ISOLATION = count_snapshot budget_race budget_limit_change ledger_lock ledger_poison guard_epoch table_budget_race
 TEST_ISOLATION_OPTS = --inputdir=test/isolation --load-extension=dp_pg
 
 # libpq: a hot standby's ledger worker forwards charges to the primary (src/ledger/standby.c)

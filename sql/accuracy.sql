@@ -251,7 +251,7 @@ SELECT DISTINCT note FROM dp_pg.last_releases;
 -- without running it: its width for a group of n values
 SELECT aggregate, noise_sd IS NULL AS no_sd, ci95_halfwidth IS NULL AS no_h, note
 FROM dp_pg.error_bars('SELECT dp_avg(v, 0, 100, ''laplace(epsilon=1)'') FROM acc.small');
--- a quantile: a rank interval of ceil((ln 1025 + ln 20) / (epsilon / 2)) ranks, no NaN
+-- a quantile: a rank interval of ceil((ln 1024 + ln 19) / (epsilon / 2)) - 1 ranks, no NaN
 SELECT dp_quantile(v, 0.5, 0, 100, 'laplace(epsilon=1)') BETWEEN 0 AND 100 AS answered FROM acc.small;
 SELECT aggregate, noise_sd, ci95_halfwidth, ci95_rank_halfwidth, note FROM dp_pg.last_releases;
 SELECT aggregate, ci95_rank_halfwidth FROM dp_pg.error_bars('SELECT dp_median(v, 0, 100, ''laplace(epsilon=0.1)'') FROM acc.small');

@@ -177,13 +177,14 @@ SELECT count(*) FROM dp_pg.budgets WHERE role = 'dp_other'::regrole;
 
 -- (dp_ana is a member of dp_other, whose rho limit would refuse it: dropped above)
 -- partition selection has an (epsilon, delta) guarantee but no Rényi curve:
--- it is charged with rho and rdp NULL and accounted by basic composition
+-- it is charged with rho NULL, and its Renyi curve is its epsilon at every
+-- order outside an event of probability its delta (rdp_delta): docs/privacy.md
 SELECT dp_test.set_mark();
 SET ROLE dp_ana;
 SELECT jsonb_typeof(dp_histogram(region, 'gaussian(epsilon=0.1, delta=1e-8)')) AS released FROM dp_people;
 RESET ROLE;
 SELECT * FROM dp_test.since_mark('dp_ana');
-SELECT epsilon, delta, rho IS NULL AS no_rho, rdp IS NULL AS no_rdp
+SELECT epsilon, delta, rho IS NULL AS no_rho, rdp_delta, 0.1 = ALL (rdp) AS rdp_is_epsilon
 FROM dp_pg.ledger WHERE role = 'dp_ana'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 1;
 
 
@@ -310,8 +311,76 @@ SELECT 'pg_class'::regclass = 'dp_no_such_table';
 SELECT dp_pg.drop_budget('dp_capped');
 REVOKE ALL ON dp_people FROM dp_capped;
 
+-- Charges of every family compose in one budget, in any order: a
+-- gaussian(rho) charge (no epsilon), an (epsilon, delta) charge, a pure
+-- charge and key selection (no Renyi curve).  Each of the 24 orders runs from
+-- a fresh budget of (1e9, 1e-6); before this was fixed, key selection after
+-- a rho charge (and a rho charge after key selection) was refused whatever
+-- the epsilon limit, as if the delta limit were spent.  (docs/privacy.md,
+-- "The budget filter")
+CREATE ROLE dp_mix;
+GRANT SELECT ON dp_people TO dp_mix;
+SELECT dp_pg.set_budget('dp_mix', 1e9, 1e-6) IS NOT NULL AS budget;
+SET dp_pg.answer_cache = off;
+CREATE TEMP TABLE mix_orders (perm int[], admitted int, charges bigint, spent float8, accounting text, refusal text);
+DO $$
+DECLARE
+	q text[] := ARRAY[
+		'SELECT dp_count(id, ''gaussian(rho=0.01)'') FROM dp_people',
+		'SELECT dp_count(id, ''gaussian(epsilon=0.1, delta=1e-9)'') FROM dp_people',
+		'SELECT dp_count(id, ''laplace(epsilon=0.1)'') FROM dp_people',
+		'SELECT dp_histogram(region, ''gaussian(epsilon=0.1, delta=1e-9)'') FROM dp_people'];
+	p int[];
+	k int;
+	n int;
+	why text;
+BEGIN
+	FOR p IN SELECT ARRAY[a, b, c, d] FROM generate_series(1, 4) a, generate_series(1, 4) b, generate_series(1, 4) c,
+	         generate_series(1, 4) d WHERE a <> b AND a <> c AND a <> d AND b <> c AND b <> d AND c <> d ORDER BY 1 LOOP
+		PERFORM dp_pg.reset_budget('dp_mix');
+		n := 0;
+		why := NULL;
+		FOREACH k IN ARRAY p LOOP
+			SET ROLE dp_mix;
+			BEGIN
+				EXECUTE q[k];
+				n := n + 1;
+			EXCEPTION WHEN others THEN
+				why := coalesce(why, SQLERRM);
+			END;
+			RESET ROLE;
+		END LOOP;
+		INSERT INTO mix_orders SELECT p, n, b.charges, b.epsilon_spent, b.accounting, why
+		FROM dp_pg.budgets b WHERE b.role = 'dp_mix';
+	END LOOP;
+END $$;
+SELECT count(*) AS orders, count(*) FILTER (WHERE admitted = 4 AND charges = 4) AS all_four_charged,
+       bool_and(spent > 0.3 AND spent < 10) AS finite_epsilon, string_agg(DISTINCT accounting, ',') AS accounting,
+       string_agg(DISTINCT refusal, '; ') AS refusals
+FROM mix_orders;
+-- one query holding a rho release and key selection is one valid charge: its
+-- Renyi curve holds outside the key set's delta (rdp_delta), it states no epsilon
+SELECT dp_pg.reset_budget('dp_mix') IS NOT NULL AS reset;
+SET ROLE dp_mix;
+SELECT dp_count(id, 'gaussian(rho=0.01)') IS NOT NULL AS counted,
+       jsonb_typeof(dp_histogram(region, 'gaussian(epsilon=0.1, delta=1e-9)')) AS keys
+FROM dp_people;
+RESET ROLE;
+SELECT epsilon IS NULL AS no_epsilon, delta, rdp_delta, rho IS NULL AS no_rho, rdp IS NOT NULL AS curve
+FROM dp_pg.ledger WHERE role = 'dp_mix' AND kind = 'charge' ORDER BY id DESC LIMIT 1;
+SELECT charges, epsilon_spent < 2 AS spent_small, accounting FROM dp_pg.budgets WHERE role = 'dp_mix';
+-- a key set needs its delta, with every earlier charge's, within half the delta limit
+SELECT dp_pg.set_budget('dp_mix', 1e9, 2e-9) IS NOT NULL AS budget;
+SELECT dp_pg.reset_budget('dp_mix') IS NOT NULL AS reset;
+SET ROLE dp_mix;
+SELECT dp_count(id, 'gaussian(epsilon=0.1, delta=1e-9)') IS NOT NULL AS answered FROM dp_people;
+SELECT dp_test.err('SELECT dp_histogram(region, ''gaussian(epsilon=0.1, delta=1e-9)'') FROM dp_people') AS key_set_after;
+RESET ROLE;
+RESET dp_pg.answer_cache;
+REVOKE ALL ON dp_people FROM dp_mix;
+
 -- the roles of this file, their budgets and ledger rows (dp_pure's and dp_dspent's too)
-\set forget 'dp_ana dp_team dp_member dp_other dp_capped'
+\set forget 'dp_ana dp_team dp_member dp_other dp_capped dp_mix'
 \set forget_gone :pure_oid,:dspent_oid
 -- (dp_pure's and dp_dspent's rows no longer name them: since their drop they
 -- keep their old OIDs in detail, where forget_roles.inc does not look)

@@ -787,3 +787,831 @@ BEGIN
 			USING HINT = 'Add dp_pg to shared_preload_libraries in postgresql.conf and restart the server (docs/dba.md, "Installing by hand").';
 	END IF;
 END $$;
+
+--
+-- Table budgets, budget windows and reports of privacy loss (docs/dba.md,
+-- "Table budgets", "Budget windows" and "Reports"; docs/privacy.md, "The
+-- budget filter"; src/ledger/tablebudget.c, windows.c, reports.c).
+--
+-- A budget may renew every fixed period: windows of `renew` from
+-- `renew_from` (the instant the renewal was set, unless given), in the
+-- server's time zone; what a role may spend is counted in its current window,
+-- every charge is kept (lifetime totals).
+ALTER TABLE dp_pg.budget_limits
+	ADD COLUMN renew interval,
+	ADD COLUMN renew_from timestamptz,
+	ADD CHECK ((renew IS NULL) = (renew_from IS NULL));
+-- A limit on the total privacy loss of a protected table over every role,
+-- charged with the roles' budgets in the same ledger transaction.  The table
+-- is bound to its budget by dp_pg.protected_tables.table_budget in its own
+-- database (dumped with its protection, by name); here, in the ledger
+-- database, the budget keeps the name it was last set under.
+CREATE TABLE dp_pg.table_budget_limits (
+	budget uuid PRIMARY KEY,
+	database text NOT NULL,
+	table_name text NOT NULL,
+	epsilon_limit float8 CHECK (epsilon_limit > 0 AND epsilon_limit < 'Infinity'),
+	delta_limit float8 CHECK (delta_limit >= 0 AND delta_limit < 1),
+	rho_limit float8 CHECK (rho_limit > 0 AND rho_limit < 'Infinity'),
+	renew interval,
+	renew_from timestamptz,
+	updated_at timestamptz NOT NULL DEFAULT now(),
+	CHECK ((renew IS NULL) = (renew_from IS NULL))
+);
+REVOKE ALL ON dp_pg.table_budget_limits FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.table_budget_limits', '');
+CREATE TRIGGER dp_pg_ledger_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.table_budget_limits
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.ledger_changed();
+ALTER TABLE dp_pg.table_budget_limits ENABLE ALWAYS TRIGGER dp_pg_ledger_changed;
+-- a table budget's rows (role NULL), the window a charge was counted in,
+-- and the part of a charge's delta outside which its Renyi curve holds
+ALTER TABLE dp_pg.ledger_entries
+	ADD COLUMN table_budget uuid,
+	ADD COLUMN budget_window tstzrange,
+	ADD COLUMN rdp_delta float8 CHECK (rdp_delta >= 0 AND rdp_delta < 1);
+CREATE INDEX ON dp_pg.ledger_entries (table_budget, id) WHERE table_budget IS NOT NULL;
+-- which table budget a protected table of this database is charged to
+ALTER TABLE dp_pg.protected_tables ADD COLUMN table_budget uuid;
+
+DROP FUNCTION dp_pg.set_budget(regrole, float8, float8, float8);
+CREATE FUNCTION dp_pg.set_budget(role regrole, epsilon float8, delta float8, rho float8 DEFAULT NULL,
+	renew interval DEFAULT NULL, renew_from timestamptz DEFAULT NULL)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_set_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.set_budget(regrole, float8, float8, float8, interval, timestamptz) IS
+	'create or change a role''s privacy budget (NULL: not limited), renewed every renew from renew_from; durable at once, logged';
+CREATE FUNCTION dp_pg.set_table_budget(tab regclass, epsilon float8, delta float8, rho float8 DEFAULT NULL,
+	renew interval DEFAULT NULL, renew_from timestamptz DEFAULT NULL)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_set_table_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.set_table_budget(regclass, float8, float8, float8, interval, timestamptz) IS
+	'limit the total privacy loss of a protected table over every role (NULL: not limited), renewed every renew from renew_from; durable at once, logged';
+CREATE FUNCTION dp_pg.drop_table_budget(tab regclass)
+	RETURNS void AS 'MODULE_PATHNAME', 'dp_drop_table_budget' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.drop_table_budget(regclass) IS 'remove a table''s privacy budget (its ledger rows stay); logged';
+REVOKE EXECUTE ON FUNCTION dp_pg.set_budget(regrole, float8, float8, float8, interval, timestamptz),
+	dp_pg.set_table_budget(regclass, float8, float8, float8, interval, timestamptz),
+	dp_pg.drop_table_budget(regclass) FROM PUBLIC;
+
+-- the budgets' rows: also the window and the lifetime totals
+DROP VIEW dp_pg.my_budget;
+DROP VIEW dp_pg.budgets;
+DROP FUNCTION dp_pg.budget_rows();
+CREATE FUNCTION dp_pg.budget_rows(OUT role regrole, OUT epsilon_limit float8, OUT delta_limit float8,
+	OUT rho_limit float8, OUT epsilon_spent float8, OUT delta_spent float8, OUT rho_spent float8,
+	OUT epsilon_remaining float8, OUT charges bigint, OUT accounting text,
+	OUT max_epsilon_per_query float8, OUT max_delta_per_query float8, OUT max_rho_per_query float8,
+	OUT renew interval, OUT window_start timestamptz, OUT window_end timestamptz,
+	OUT lifetime_epsilon float8, OUT lifetime_delta float8, OUT lifetime_rho float8, OUT lifetime_charges bigint)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_budget_rows' LANGUAGE C VOLATILE;
+CREATE VIEW dp_pg.budgets AS SELECT * FROM dp_pg.budget_rows();
+COMMENT ON VIEW dp_pg.budgets IS
+	'one row per role with a budget: limits, spending in the current window, lifetime totals (non-superusers: their own roles only)';
+CREATE VIEW dp_pg.my_budget AS
+	SELECT * FROM dp_pg.budget_rows() WHERE role IN (SELECT dp_pg.charged_roles());
+COMMENT ON VIEW dp_pg.my_budget IS 'the budgets the current user''s queries are charged to';
+GRANT SELECT ON dp_pg.budgets, dp_pg.my_budget TO PUBLIC;
+
+CREATE FUNCTION dp_pg.table_budget_rows(OUT budget uuid, OUT relid regclass, OUT database text, OUT table_name text,
+	OUT epsilon_limit float8, OUT delta_limit float8, OUT rho_limit float8,
+	OUT epsilon_spent float8, OUT delta_spent float8, OUT rho_spent float8, OUT epsilon_remaining float8,
+	OUT charges bigint, OUT accounting text,
+	OUT renew interval, OUT window_start timestamptz, OUT window_end timestamptz,
+	OUT lifetime_epsilon float8, OUT lifetime_delta float8, OUT lifetime_rho float8, OUT lifetime_charges bigint)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_table_budget_rows' LANGUAGE C VOLATILE;
+CREATE VIEW dp_pg.table_budgets AS SELECT * FROM dp_pg.table_budget_rows();
+COMMENT ON VIEW dp_pg.table_budgets IS
+	'one row per table budget: limits, spending over every role in the current window, lifetime totals (superusers and monitoring roles: every database''s; others: this database''s protected tables)';
+GRANT SELECT ON dp_pg.table_budgets TO PUBLIC;
+
+-- the ledger's rows: also the table budget, the window and rdp_delta
+DROP VIEW dp_pg.ledger;
+DROP FUNCTION dp_pg.ledger_rows();
+CREATE FUNCTION dp_pg.ledger_rows(OUT id bigint, OUT role regrole, OUT kind text, OUT charged_at timestamptz,
+	OUT requested_by regrole, OUT query text, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT rdp float8[], OUT detail jsonb, OUT table_budget uuid, OUT budget_window tstzrange, OUT rdp_delta float8)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_ledger_rows' LANGUAGE C VOLATILE;
+CREATE VIEW dp_pg.ledger AS SELECT * FROM dp_pg.ledger_rows();
+COMMENT ON VIEW dp_pg.ledger IS
+	'one row per charge and budget change, from any database (non-superusers: their own roles'' rows only; a table budget''s rows have no role)';
+GRANT SELECT ON dp_pg.ledger TO PUBLIC;
+
+-- Reports: privacy loss per role and per table, per window, from the
+-- ledger's charges (charge_rows: dp_pg.ledger's rows of kind 'charge'
+-- without their query text and detail, the same rows for the same reader:
+-- monitoring roles see every row, an analyst its own roles' rows).
+-- composed_epsilon is the epsilon the budget filter certifies for the
+-- charges it aggregates, in ledger order, at a delta limit
+-- (src/ledger/reports.c).
+CREATE FUNCTION dp_pg.charge_rows(OUT id bigint, OUT role regrole, OUT table_budget uuid,
+	OUT charged_at timestamptz, OUT requested_by regrole, OUT epsilon float8, OUT delta float8,
+	OUT rho float8, OUT rdp float8[], OUT rdp_delta float8, OUT budget_window tstzrange)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_charge_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_pg.composed_epsilon_trans(internal, float8, float8, float8, float8[], float8, float8)
+	RETURNS internal AS 'MODULE_PATHNAME', 'dp_composed_epsilon_trans' LANGUAGE C IMMUTABLE;
+CREATE FUNCTION dp_pg.composed_epsilon_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_composed_epsilon_final' LANGUAGE C IMMUTABLE;
+CREATE AGGREGATE dp_pg.composed_epsilon(epsilon float8, delta float8, rho float8, rdp float8[],
+	rdp_delta float8, delta_limit float8) (
+	SFUNC = dp_pg.composed_epsilon_trans,
+	STYPE = internal,
+	FINALFUNC = dp_pg.composed_epsilon_final
+);
+COMMENT ON AGGREGATE dp_pg.composed_epsilon(float8, float8, float8, float8[], float8, float8) IS
+	'epsilon of the charges aggregated (call it with ORDER BY id) at delta_limit, by the budget filter''s certificates (NULL: none)';
+CREATE VIEW dp_pg.budget_windows AS
+	SELECT l.role, lower(l.budget_window) AS window_start, upper(l.budget_window) AS window_end,
+		count(*) AS charges,
+		dp_pg.composed_epsilon(l.epsilon, l.delta, l.rho, l.rdp, l.rdp_delta, b.delta_limit ORDER BY l.id) AS epsilon_spent,
+		sum(l.delta) AS delta_spent,
+		CASE WHEN count(l.rho) = count(*) THEN sum(l.rho) END AS rho_spent,
+		min(l.charged_at) AS first_charge, max(l.charged_at) AS last_charge
+	FROM dp_pg.charge_rows() l LEFT JOIN dp_pg.budgets b ON b.role = l.role
+	WHERE l.role IS NOT NULL
+	GROUP BY l.role, l.budget_window, b.delta_limit;
+COMMENT ON VIEW dp_pg.budget_windows IS
+	'privacy loss per role and budget window (window NULL: a budget that does not renew), every charge counted, resets included';
+CREATE VIEW dp_pg.table_budget_windows AS
+	SELECT l.table_budget AS budget, t.relid, t.database, t.table_name,
+		lower(l.budget_window) AS window_start, upper(l.budget_window) AS window_end,
+		count(*) AS charges,
+		dp_pg.composed_epsilon(l.epsilon, l.delta, l.rho, l.rdp, l.rdp_delta, t.delta_limit ORDER BY l.id) AS epsilon_spent,
+		sum(l.delta) AS delta_spent,
+		CASE WHEN count(l.rho) = count(*) THEN sum(l.rho) END AS rho_spent,
+		count(DISTINCT l.requested_by) AS roles,
+		min(l.charged_at) AS first_charge, max(l.charged_at) AS last_charge
+	FROM dp_pg.charge_rows() l LEFT JOIN dp_pg.table_budget_rows() t ON t.budget = l.table_budget
+	WHERE l.table_budget IS NOT NULL
+	GROUP BY l.table_budget, t.relid, t.database, t.table_name, l.budget_window, t.delta_limit;
+COMMENT ON VIEW dp_pg.table_budget_windows IS
+	'privacy loss per table budget and window (window NULL: a budget that does not renew) over every role; superusers and monitoring roles';
+GRANT SELECT ON dp_pg.budget_windows, dp_pg.table_budget_windows TO PUBLIC;
+
+-- a hot standby forwards its charges with their table budgets and rdp_delta
+DROP FUNCTION dp_pg.forward_charges(oid[], int4[], oid[], float8[], float8[], float8[], float8[], text[], text[]);
+CREATE FUNCTION dp_pg.forward_charges(requested_by oid[], nroles int4[], roles oid[],
+	epsilon float8[], delta float8[], rho float8[], rdp float8[], query text[], detail text[],
+	rdp_delta float8[], ntables int4[], tables uuid[])
+	RETURNS TABLE (ord int4, verdict int4, refused_role oid, refusal int4, spent float8, lim float8,
+		requested float8, sqlstate text, message text, warn_role oid[], warn_what int4[],
+		warn_spent float8[], warn_limit float8[], refused_table int4, warn_table int4[])
+	AS 'MODULE_PATHNAME', 'dp_forward_charges' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.forward_charges(oid[], int4[], oid[], float8[], float8[], float8[], float8[], text[], text[],
+	float8[], int4[], uuid[])
+	IS 'a hot standby''s charges, recorded on this server''s ledger (superusers and REPLICATION roles only)';
+
+-- import: the new columns too; table budget changes are named
+CREATE OR REPLACE FUNCTION dp_pg.import_ledger(entries regclass) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	last_id bigint;
+	last_at timestamptz;
+	n bigint;
+	r record;
+BEGIN
+	IF current_database() <> current_setting('dp_pg.ledger_database') THEN
+		RAISE EXCEPTION 'the ledger lives in database "%"', current_setting('dp_pg.ledger_database')
+			USING ERRCODE = '55000';
+	END IF;
+	LOCK TABLE dp_pg.ledger_entries IN EXCLUSIVE MODE;
+	SELECT e.id, e.charged_at INTO last_id, last_at FROM dp_pg.ledger_entries e ORDER BY e.id DESC LIMIT 1;
+	-- the entries must continue this ledger: its last row is among them, unchanged
+	IF last_id IS NOT NULL THEN
+		EXECUTE format('SELECT count(*) FROM %s WHERE id = $1 AND charged_at = $2', entries)
+			INTO n USING last_id, last_at;
+		IF n = 0 THEN
+			RAISE EXCEPTION 'the entries in % do not continue this ledger', entries
+				USING ERRCODE = '22023',
+				DETAIL = format('Its last row (id %s, charged at %s) is not among them.', last_id, last_at);
+		END IF;
+	END IF;
+	EXECUTE format('INSERT INTO dp_pg.ledger_entries (id, role, kind, charged_at, requested_by, query, epsilon, '
+		'delta, rho, rdp, detail, table_budget, budget_window, rdp_delta) SELECT id, role, kind, charged_at, '
+		'requested_by, query, epsilon, delta, rho, rdp, detail, table_budget, budget_window, rdp_delta '
+		'FROM %s WHERE id > $1 ORDER BY id', entries) USING coalesce(last_id, 0);
+	GET DIAGNOSTICS n = ROW_COUNT;
+	PERFORM setval('dp_pg.ledger_entries_id_seq',
+		greatest((SELECT max(id) FROM dp_pg.ledger_entries), (SELECT last_value FROM dp_pg.ledger_entries_id_seq)));
+	-- budget changes are rows here but live in dp_pg.budget_limits / table_budget_limits: say which to make again
+	FOR r IN EXECUTE format('SELECT role, table_budget, kind, charged_at, detail FROM %s WHERE id > $1 '
+		'AND kind IN (''limit'', ''cap'', ''remove'') ORDER BY id', entries)
+		USING coalesce(last_id, 0) LOOP
+		IF r.table_budget IS NOT NULL THEN
+			RAISE WARNING 'imported a budget change (%) of table % (database %) made at %: dp_pg.table_budget_limits does not hold it',
+				r.kind, r.detail->>'table', r.detail->>'database', r.charged_at
+				USING DETAIL = r.detail::text,
+				HINT = 'Make it again (dp_pg.set_table_budget or drop_table_budget, in the table''s database) once the ledger is accepted.';
+		ELSE
+			RAISE WARNING 'imported a budget change (%) of role % made at %: dp_pg.budget_limits does not hold it', r.kind, r.role, r.charged_at
+				USING DETAIL = r.detail::text, HINT = 'Make it again (dp_pg.set_budget, set_query_cap or drop_budget) once the ledger is accepted.';
+		END IF;
+	END LOOP;
+	RETURN n;
+END $$;
+
+-- Readable numbers with table budgets and windows (the views above, remade
+-- by the table budgets' section, show their numbers to six significant
+-- digits again; the functions behind them still give them exactly).
+CREATE OR REPLACE VIEW dp_pg.budgets AS
+	SELECT b.role, b.epsilon_limit, b.delta_limit, b.rho_limit, dp_pg.display_round(b.epsilon_spent) AS epsilon_spent,
+		dp_pg.display_round(b.delta_spent) AS delta_spent, dp_pg.display_round(b.rho_spent) AS rho_spent,
+		dp_pg.display_round(b.epsilon_remaining) AS epsilon_remaining, b.charges, b.accounting,
+		b.max_epsilon_per_query, b.max_delta_per_query, b.max_rho_per_query, b.renew, b.window_start, b.window_end,
+		dp_pg.display_round(b.lifetime_epsilon) AS lifetime_epsilon, dp_pg.display_round(b.lifetime_delta) AS lifetime_delta,
+		dp_pg.display_round(b.lifetime_rho) AS lifetime_rho, b.lifetime_charges
+	FROM dp_pg.budget_rows() b;
+COMMENT ON VIEW dp_pg.budgets IS
+	'one row per role with a budget: limits, spending in the current window, lifetime totals (non-superusers: their own roles only); spent, remaining and lifetime to six significant digits (exactly: dp_pg.budget_rows())';
+CREATE OR REPLACE VIEW dp_pg.my_budget AS
+	SELECT b.role, b.epsilon_limit, b.delta_limit, b.rho_limit, dp_pg.display_round(b.epsilon_spent) AS epsilon_spent,
+		dp_pg.display_round(b.delta_spent) AS delta_spent, dp_pg.display_round(b.rho_spent) AS rho_spent,
+		dp_pg.display_round(b.epsilon_remaining) AS epsilon_remaining, b.charges, b.accounting,
+		b.max_epsilon_per_query, b.max_delta_per_query, b.max_rho_per_query, b.renew, b.window_start, b.window_end,
+		dp_pg.display_round(b.lifetime_epsilon) AS lifetime_epsilon, dp_pg.display_round(b.lifetime_delta) AS lifetime_delta,
+		dp_pg.display_round(b.lifetime_rho) AS lifetime_rho, b.lifetime_charges
+	FROM dp_pg.budget_rows() b WHERE b.role IN (SELECT dp_pg.charged_roles());
+COMMENT ON VIEW dp_pg.my_budget IS
+	'the budgets the current user''s queries are charged to; spent, remaining and lifetime to six significant digits';
+CREATE OR REPLACE VIEW dp_pg.ledger AS
+	SELECT l.id, l.role, l.kind, l.charged_at, l.requested_by, l.query, dp_pg.display_round(l.epsilon) AS epsilon,
+		dp_pg.display_round(l.delta) AS delta, dp_pg.display_round(l.rho) AS rho, l.rdp, l.detail,
+		l.table_budget, l.budget_window, dp_pg.display_round(l.rdp_delta) AS rdp_delta
+	FROM dp_pg.ledger_rows() l;
+COMMENT ON VIEW dp_pg.ledger IS
+	'one row per charge and budget change, from any database (non-superusers: their own roles'' rows only; a table budget''s rows have no role); epsilon, delta and rho to six significant digits (exactly, for exports: dp_pg.ledger_rows())';
+CREATE OR REPLACE VIEW dp_pg.table_budgets AS
+	SELECT t.budget, t.relid, t.database, t.table_name, t.epsilon_limit, t.delta_limit, t.rho_limit,
+		dp_pg.display_round(t.epsilon_spent) AS epsilon_spent, dp_pg.display_round(t.delta_spent) AS delta_spent,
+		dp_pg.display_round(t.rho_spent) AS rho_spent, dp_pg.display_round(t.epsilon_remaining) AS epsilon_remaining,
+		t.charges, t.accounting, t.renew, t.window_start, t.window_end,
+		dp_pg.display_round(t.lifetime_epsilon) AS lifetime_epsilon, dp_pg.display_round(t.lifetime_delta) AS lifetime_delta,
+		dp_pg.display_round(t.lifetime_rho) AS lifetime_rho, t.lifetime_charges
+	FROM dp_pg.table_budget_rows() t;
+COMMENT ON VIEW dp_pg.table_budgets IS
+	'one row per table budget: limits, spending over every role in the current window, lifetime totals (superusers and monitoring roles: every database''s; others: this database''s protected tables); spent, remaining and lifetime to six significant digits (exactly: dp_pg.table_budget_rows())';
+
+-- Locally private columns: randomized response (src/common/randomized.c,
+-- src/core/rr.c, src/aggregates/agg_rr.c; docs/privacy.md, "Locally private
+-- columns").  dp_pg.randomize() makes a column locally private at a stated
+-- epsilon: every value written to it is replaced by its randomized report
+-- before anything else sees it, by the trigger "!dp_pg_randomize" (BEFORE
+-- INSERT OR UPDATE FOR EACH ROW, ENABLE ALWAYS, first by name); existing
+-- values are randomized once.  The estimates read the reports: free when the
+-- statement reads no protected table, one charged histogram release of the
+-- report counts otherwise.
+CREATE FUNCTION dp_rr(epsilon float8) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_rr(float8) IS
+	'randomized response at epsilon, for dp_pg.randomize: each stored value is epsilon-DP';
+CREATE TABLE dp_pg.randomized_columns (
+	relid regclass NOT NULL,
+	attname name NOT NULL,
+	epsilon float8 NOT NULL CHECK (epsilon >= 8.673617379884035e-19 AND epsilon <= 100),
+	keys text[] NOT NULL CHECK (cardinality(keys) BETWEEN 2 AND 1000 AND array_position(keys, NULL) IS NULL),
+	type regtype NOT NULL,
+	randomized_at timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (relid, attname)
+);
+REVOKE ALL ON dp_pg.randomized_columns FROM PUBLIC;
+GRANT SELECT ON dp_pg.randomized_columns TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_pg.randomized_columns', '');
+COMMENT ON TABLE dp_pg.randomized_columns IS
+	'the locally private columns (dp_pg.randomize): each stored value is a randomized report over keys, epsilon-DP for the value written';
+CREATE TRIGGER dp_pg_data_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_pg.randomized_columns
+	FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed('settings');
+CREATE FUNCTION dp_pg.randomize_row() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'dp_randomize_row' LANGUAGE C;
+COMMENT ON FUNCTION dp_pg.randomize_row() IS
+	'the trigger of a table with locally private columns: stores each written value''s randomized report';
+CREATE FUNCTION dp_pg.randomize_epsilon(mech dp_mechanism) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_randomize_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- the declaration (the keys as given, NULL for a boolean, an enum's labels or
+-- the column's public keys): checks, catalog row, trigger, existing rows
+CREATE FUNCTION dp_pg.randomize_column(tbl regclass, col name, mechanism dp_mechanism, keys text[])
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	eps float8;
+	att record;
+	canon text[];
+	fits boolean;
+	n bigint;
+BEGIN
+	IF tbl IS NULL OR col IS NULL OR mechanism IS NULL THEN
+		RAISE EXCEPTION 'table, column and mechanism must not be null' USING ERRCODE = '22004';
+	END IF;
+	eps := dp_pg.randomize_epsilon(mechanism);
+	IF (SELECT relkind FROM pg_class WHERE oid = tbl) IS DISTINCT FROM 'r' THEN
+		RAISE EXCEPTION 'only plain tables can have locally private columns, "%" is not one', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF (SELECT relispartition FROM pg_class WHERE oid = tbl)
+	   OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = tbl OR inhrelid = tbl) THEN
+		RAISE EXCEPTION 'partitions and tables with inheritance children or parents cannot have locally private columns: "%"', tbl
+			USING ERRCODE = '0A000',
+			DETAIL = 'A partition''s routing reads the true value before any trigger.';
+	END IF;
+	SELECT a.attnum, a.atttypid::regtype AS typ, a.atttypmod, a.attgenerated, a.attidentity, a.attcollation,
+		t.typtype, format_type(a.atttypid, a.atttypmod) AS typname
+	INTO att FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+	WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', col, tbl USING ERRCODE = '42703';
+	END IF;
+	IF att.attgenerated <> '' OR att.attidentity <> '' THEN
+		RAISE EXCEPTION 'column "%" of "%" is generated or an identity column; it cannot be locally private', col, tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF EXISTS (SELECT 1 FROM dp_pg.randomized_columns r WHERE r.relid = tbl AND r.attname = col) THEN
+		RAISE EXCEPTION 'column "%" of "%" is already locally private', col, tbl USING ERRCODE = '42710',
+			HINT = 'dp_pg.unrandomize() it first (its stored values stay randomized; randomizing them again would only add noise).';
+	END IF;
+	IF att.typ = 'boolean'::regtype THEN
+		IF keys IS NOT NULL THEN
+			RAISE EXCEPTION 'a boolean column is randomized over false and true: give no keys' USING ERRCODE = '22023';
+		END IF;
+		canon := '{f,t}';
+	ELSIF att.typtype = 'e' THEN
+		IF keys IS NULL THEN
+			SELECT array_agg(enumlabel::text ORDER BY enumsortorder) INTO canon FROM pg_enum WHERE enumtypid = att.typ;
+		END IF;
+	ELSIF att.typ IN ('int2'::regtype, 'int4', 'int8', 'text', 'varchar') THEN
+		IF att.typ IN ('text'::regtype, 'varchar') AND NOT EXISTS (
+			SELECT 1 FROM pg_collation WHERE oid = att.attcollation AND collisdeterministic) THEN
+			RAISE EXCEPTION 'column "%" of "%" has a nondeterministic collation', col, tbl USING ERRCODE = '0A000',
+				DETAIL = 'Its values are compared with the keys byte by byte.';
+		END IF;
+		IF keys IS NULL THEN
+			SELECT k.keys INTO keys FROM dp_pg.public_keys k WHERE k.relid = tbl AND k.attname = col;
+		END IF;
+		IF keys IS NULL THEN
+			RAISE EXCEPTION 'column "%" of "%" needs its keys: the values it may hold', col, tbl USING ERRCODE = '22023',
+				HINT = 'Pass them: dp_pg.randomize(table, column, mechanism, keys), or declare them with dp_pg.set_public_keys().';
+		END IF;
+	ELSE
+		RAISE EXCEPTION 'column "%" of "%" is of type %; locally private columns are boolean, int2, int4, int8, text, varchar or an enum',
+			col, tbl, att.typ USING ERRCODE = '0A000';
+	END IF;
+	IF canon IS NULL THEN
+		IF array_position(keys, NULL) IS NOT NULL THEN
+			RAISE EXCEPTION 'the keys of a locally private column must not contain null' USING ERRCODE = '22004';
+		END IF;
+		-- each key in the canonical spelling of the column's type, which the column can hold as it is
+		EXECUTE format('SELECT array_agg(k::%s::text ORDER BY o), bool_and(k::%s::text = k::%s::text) '
+			'FROM unnest($1) WITH ORDINALITY u(k, o)', att.typ, att.typ, att.typname)
+			INTO canon, fits USING keys;
+		IF NOT fits THEN
+			RAISE EXCEPTION 'a key of column "%" of "%" does not fit its type %', col, tbl, att.typname USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	IF cardinality(canon) IS NULL OR cardinality(canon) < 2 OR cardinality(canon) > 1000 THEN
+		RAISE EXCEPTION 'a locally private column needs between 2 and 1000 keys, got %', coalesce(cardinality(canon), 0)
+			USING ERRCODE = '22023';
+	END IF;
+	IF (SELECT count(DISTINCT c) FROM unnest(canon) c) <> cardinality(canon) THEN
+		RAISE EXCEPTION 'the keys of a locally private column must be distinct' USING ERRCODE = '22023';
+	END IF;
+	-- nothing may see a written value before the trigger does
+	IF EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = tbl) THEN
+		RAISE EXCEPTION 'table "%" has rules; a rule would see the true value before it is randomized', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname <> '!dp_pg_randomize'
+	           AND tgname::text COLLATE "C" < '!dp_pg_randomize' AND (tgtype & 3) = 3 AND (tgtype & 20) <> 0) THEN
+		RAISE EXCEPTION 'table "%" has a BEFORE ROW INSERT or UPDATE trigger that would fire before dp_pg''s', tbl
+			USING ERRCODE = '0A000', HINT = 'Rename it so that it sorts after "!dp_pg_randomize".';
+	END IF;
+	INSERT INTO dp_pg.randomized_columns (relid, attname, epsilon, keys, type) VALUES (tbl, col, eps, canon, att.typ);
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = '!dp_pg_randomize') THEN
+		EXECUTE format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION dp_pg.randomize_row()',
+			'!dp_pg_randomize', tbl);
+	END IF;
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', tbl, '!dp_pg_randomize');
+	-- the values stored so far: randomized once, through the trigger
+	EXECUTE format('UPDATE %s SET %I = %I WHERE %I IS NOT NULL', tbl, col, col, col);
+	GET DIAGNOSTICS n = ROW_COUNT;
+	IF n > 0 THEN
+		RAISE NOTICE 'randomized the % values already in column "%" of "%"', n, col, tbl
+			USING DETAIL = 'They were stored before: earlier WAL, backups and the table''s free space may hold them.',
+			HINT = 'VACUUM FULL the table, then take a new base backup and remove the older ones and their WAL.';
+	END IF;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.randomize_column(regclass, name, dp_mechanism, text[]) FROM PUBLIC;
+CREATE FUNCTION dp_pg.randomize(tbl regclass, col name, mechanism dp_mechanism) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	PERFORM dp_pg.randomize_column(tbl, col, mechanism, NULL::text[]);
+END $$;
+CREATE FUNCTION dp_pg.randomize(tbl regclass, col name, mechanism dp_mechanism, keys anyarray) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	IF keys IS NULL THEN
+		RAISE EXCEPTION 'keys must not be null (leave them out for a boolean or an enum column)' USING ERRCODE = '22004';
+	END IF;
+	PERFORM dp_pg.randomize_column(tbl, col, mechanism, keys::text[]);
+END $$;
+COMMENT ON FUNCTION dp_pg.randomize(regclass, name, dp_mechanism) IS
+	'make a boolean or enum column (or one with declared public keys) locally private: every value written is stored as its randomized report, rr(epsilon=E)';
+COMMENT ON FUNCTION dp_pg.randomize(regclass, name, dp_mechanism, anyarray) IS
+	'make a column locally private over the given keys: every value written is stored as its randomized report, rr(epsilon=E)';
+CREATE FUNCTION dp_pg.unrandomize(tbl regclass, col name) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	DELETE FROM dp_pg.randomized_columns r WHERE r.relid = tbl AND r.attname = col;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" of "%" is not locally private', col, tbl USING ERRCODE = '22023';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.randomized_columns r WHERE r.relid = tbl) THEN
+		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', '!dp_pg_randomize', tbl);
+	END IF;
+END $$;
+COMMENT ON FUNCTION dp_pg.unrandomize(regclass, name) IS
+	'stop randomizing a column: values written from now on are stored as they are (those stored stay randomized)';
+REVOKE EXECUTE ON FUNCTION dp_pg.randomize(regclass, name, dp_mechanism),
+	dp_pg.randomize(regclass, name, dp_mechanism, anyarray), dp_pg.unrandomize(regclass, name) FROM PUBLIC;
+
+-- what keeps the trigger first (docs/dba.md, "Locally private columns"): at the
+-- end of any DDL that could change it, a table with locally private columns
+-- must still be a plain table without rules, partitions or inheritance, keep
+-- each column's name and type, and hold the trigger "!dp_pg_randomize" as
+-- randomize() made it (made ALWAYS again if it was set to fire on origin
+-- sessions only), with no BEFORE ROW INSERT/UPDATE trigger sorting before it;
+-- dropped tables and columns are forgotten
+CREATE FUNCTION dp_pg.forget_randomized() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM dp_pg.randomized_columns) THEN
+		DELETE FROM dp_pg.randomized_columns r USING pg_event_trigger_dropped_objects() d
+		WHERE d.classid = 'pg_class'::regclass AND d.objid = r.relid::oid
+		  AND (d.objsubid = 0 OR (d.object_type = 'table column' AND d.address_names[3] = r.attname));
+	END IF;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.forget_randomized() FROM PUBLIC;
+CREATE EVENT TRIGGER dp_pg_forget_randomized ON sql_drop EXECUTE FUNCTION dp_pg.forget_randomized();
+ALTER EVENT TRIGGER dp_pg_forget_randomized ENABLE ALWAYS;
+CREATE FUNCTION dp_pg.keep_randomized() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+DECLARE
+	r record;
+	t record;
+	bad text;
+BEGIN
+	FOR r IN SELECT DISTINCT c.relid::oid AS relid FROM dp_pg.randomized_columns c LOOP
+		bad := NULL;
+		IF (SELECT relkind FROM pg_class WHERE oid = r.relid) IS DISTINCT FROM 'r'
+		   OR (SELECT relispartition FROM pg_class WHERE oid = r.relid)
+		   OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = r.relid OR inhrelid = r.relid) THEN
+			bad := 'it would become a partition, get inheritance children or parents, or stop being a plain table';
+		ELSIF EXISTS (SELECT 1 FROM dp_pg.randomized_columns c WHERE c.relid = r.relid AND NOT EXISTS (
+			SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.relid AND a.attname = c.attname AND a.attnum > 0
+			AND NOT a.attisdropped AND a.atttypid = c.type)) THEN
+			bad := 'a locally private column would be renamed or change its type';
+		ELSIF EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = r.relid) THEN
+			bad := 'it would have a rule, which sees the true value before the trigger';
+		ELSIF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = r.relid AND tgname <> '!dp_pg_randomize'
+		              AND tgname::text COLLATE "C" < '!dp_pg_randomize' AND (tgtype & 3) = 3 AND (tgtype & 20) <> 0) THEN
+			bad := 'a BEFORE ROW INSERT or UPDATE trigger would fire before dp_pg''s';
+		ELSE
+			SELECT g.tgenabled, g.tgfoid, g.tgtype, g.tgqual, g.tgattr::text AS tgattr, g.tgnargs INTO t
+			FROM pg_trigger g WHERE g.tgrelid = r.relid AND g.tgname = '!dp_pg_randomize';
+			IF NOT FOUND THEN
+				-- (a restore makes the trigger in its post-data section, after the catalog's rows)
+				IF tg_tag IN ('DROP TRIGGER', 'ALTER TRIGGER') THEN
+					bad := 'its trigger "!dp_pg_randomize" would be dropped or renamed';
+				END IF;
+			ELSIF t.tgfoid <> 'dp_pg.randomize_row()'::regprocedure OR t.tgtype <> 23 OR t.tgqual IS NOT NULL
+			      OR t.tgattr <> '' OR t.tgnargs <> 0 THEN
+				bad := 'its trigger "!dp_pg_randomize" would not be the one dp_pg.randomize() made';
+			ELSIF t.tgenabled IN ('D', 'R') THEN
+				bad := 'its trigger "!dp_pg_randomize" would be disabled';
+			ELSIF t.tgenabled = 'O' THEN
+				EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', r.relid::regclass, '!dp_pg_randomize');
+			END IF;
+		END IF;
+		IF bad IS NOT NULL THEN
+			RAISE EXCEPTION 'table "%" has locally private columns: %', r.relid::regclass, bad
+				USING ERRCODE = '0A000',
+				HINT = 'dp_pg.unrandomize() its columns first, or leave the table as it is.';
+		END IF;
+	END LOOP;
+END $$;
+REVOKE EXECUTE ON FUNCTION dp_pg.keep_randomized() FROM PUBLIC;
+CREATE EVENT TRIGGER dp_pg_keep_randomized ON ddl_command_end
+	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE TRIGGER', 'ALTER TRIGGER', 'DROP TRIGGER', 'CREATE RULE',
+	             'ALTER RULE')
+	EXECUTE FUNCTION dp_pg.keep_randomized();
+ALTER EVENT TRIGGER dp_pg_keep_randomized ENABLE ALWAYS;
+
+-- the estimates (src/aggregates/agg_rr.c): the key-count state of
+-- dp_histogram(key, mech), read as randomized response over the column's keys
+CREATE FUNCTION dp_pg.rr_trans(internal, anyelement) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_histogram_keys_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_trans(internal, anyelement, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_histogram_keys_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_trans(internal, anyelement, anyelement) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_histogram_keys_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_trans(internal, anyelement, anyelement, dp_mechanism) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dp_histogram_keys_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_count_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_count_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_count_mech_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_count_mech_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_proportion_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_proportion_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_proportion_mech_final(internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_proportion_mech_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_histogram_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_rr_histogram_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_pg.rr_histogram_mech_final(internal) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'dp_rr_histogram_mech_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE dp_rr_count(anyelement, anyelement) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_count_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_count(anyelement, anyelement, dp_mechanism) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_count_mech_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_proportion(anyelement, anyelement) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_proportion_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_proportion(anyelement, anyelement, dp_mechanism) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_proportion_mech_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_histogram(anyelement) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_histogram_final, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_histogram(anyelement, dp_mechanism) (
+	SFUNC = dp_pg.rr_trans, STYPE = internal, COMBINEFUNC = dp_histogram_keys_combine,
+	SERIALFUNC = dp_histogram_keys_serialize, DESERIALFUNC = dp_histogram_keys_deserialize,
+	FINALFUNC = dp_pg.rr_histogram_mech_final, PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_rr_count(anyelement, anyelement) IS
+	'unbiased estimate of how many rows hold value in a locally private column (free without a protected table, else a charged release with the default mechanism)';
+COMMENT ON AGGREGATE dp_rr_count(anyelement, anyelement, dp_mechanism) IS
+	'unbiased estimate of how many rows hold value in a locally private column (free without a protected table, else a charged release with mechanism)';
+COMMENT ON AGGREGATE dp_rr_proportion(anyelement, anyelement) IS
+	'estimated share of the rows holding value in a locally private column';
+COMMENT ON AGGREGATE dp_rr_proportion(anyelement, anyelement, dp_mechanism) IS
+	'estimated share of the rows holding value in a locally private column';
+COMMENT ON AGGREGATE dp_rr_histogram(anyelement) IS
+	'unbiased estimated count of every key of a locally private column, as jsonb';
+COMMENT ON AGGREGATE dp_rr_histogram(anyelement, dp_mechanism) IS
+	'unbiased estimated count of every key of a locally private column, as jsonb';
+
+-- free helpers: the estimate and the lecture's bound from counts one already has
+CREATE FUNCTION dp_pg.rr_estimate(reported float8, n float8, epsilon float8, k int4 DEFAULT 2) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_estimate_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.rr_estimate(float8, float8, float8, int4) IS
+	'unbiased estimate of how many of n rows hold a value that `reported` of them report, under randomized response at epsilon over k keys';
+CREATE FUNCTION dp_pg.rr_halfwidth(n float8, epsilon float8, beta float8 DEFAULT 0.05, k int4 DEFAULT 2) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_rr_halfwidth_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.rr_halfwidth(float8, float8, float8, int4) IS
+	'the Chernoff (Hoeffding) bound of randomized response: the estimated count of n rows is within this of the truth with probability 1 - beta (divide by n for a share)';
+
+-- Group-wise relative error (src/core/groupwise.c; docs/privacy.md,
+-- "Group-wise relative error"): seed 001's Algorithm 1 as a mechanism of
+-- dp_count and dp_histogram with bins, groupwise(rho=R, r=X), charged its rho;
+-- the per-group guarantee as a function of a group's size, computed
+-- numerically from public inputs (free).
+CREATE FUNCTION dp_groupwise(rho float8, r float8) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_groupwise(float8, float8) IS
+	'group-wise relative error (seed 001, Algorithm 1): a discrete Gaussian at rho, then noise of relative size r; rho-zCDP';
+CREATE FUNCTION dp_pg.groupwise_divergence(mech dp_mechanism, group_size int8, alpha float8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_groupwise_divergence_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.groupwise_divergence(dp_mechanism, int8, float8) IS
+	'the largest Renyi divergence of order alpha between groupwise releases of counts group_size and group_size +- 1 (computed numerically)';
+CREATE FUNCTION dp_pg.groupwise_rho(mech dp_mechanism, group_size int8) RETURNS float8
+	AS 'MODULE_PATHNAME', 'dp_groupwise_rho_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.groupwise_rho(dp_mechanism, int8) IS
+	'the per-group zCDP parameter of a group of group_size rows under a groupwise mechanism: max over alpha in [1.25, 64] of D_alpha / alpha';
+
+-- Accuracy first (src/core/accuracy.c, src/core/interval.c; docs/privacy.md,
+-- "Accuracy first"): accuracy(halfwidth=H, level=L[, rows=N]) names the
+-- accuracy instead of the budget; dp_count, dp_sum, dp_avg and dp_histogram
+-- with bins resolve it into the cheapest mechanism of the family the role's
+-- accounting chooses.  dp_pg.accuracy_cost answers what a query would cost at
+-- a given accuracy (planned, not run, not charged).
+CREATE FUNCTION dp_accuracy(halfwidth float8, level float8 DEFAULT 0.95, rows int4 DEFAULT 1) RETURNS dp_mechanism
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_accuracy(float8, float8, int4) IS
+	'the cheapest noise whose closed interval [answer - halfwidth, answer + halfwidth] holds the truth with probability level (dp_avg: for groups of rows values or more)';
+CREATE FUNCTION dp_pg.accuracy_cost(query text, halfwidth float8, level float8 DEFAULT 0.95, rows int4 DEFAULT 1,
+	OUT epsilon float8, OUT delta float8, OUT rho float8, OUT call_sites int4, OUT mechanisms text)
+	RETURNS record AS 'MODULE_PATHNAME', 'dp_accuracy_cost' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_pg.accuracy_cost(text, float8, float8, int4) IS
+	'what a query would cost if each dp aggregate with an error bar asked for accuracy(halfwidth, level, rows), and the mechanisms chosen (planned, not run, not charged)';
+
+-- Error bars beside their groups (src/guard/order.c, src/release/bars.c):
+-- dp_pg.last_releases gives each released value of its own (an average per
+-- group) its group's keys, in the order of the query's output.  The guard
+-- writes dp_pg.release_keys into a DP level's projection and
+-- dp_pg.release_order around the top level; analysts may not call them.
+-- release_keys is declared STABLE (it only notes what it is given): a volatile
+-- function in a DP level's select list would be evaluated after its ORDER BY,
+-- once every group is final, not with each group's projection
+CREATE FUNCTION dp_pg.release_keys(VARIADIC "any") RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_release_keys' LANGUAGE C STABLE PARALLEL RESTRICTED COST 1;
+COMMENT ON FUNCTION dp_pg.release_keys(VARIADIC "any") IS
+	'the keys of a released group, named in its DP level for dp_pg.last_releases (written by the guard)';
+CREATE FUNCTION dp_pg.release_order(VARIADIC "any") RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_release_order' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_pg.release_order(VARIADIC "any") IS
+	'a released group reached the query''s output, in its order, for dp_pg.last_releases (written by the guard)';
+DROP VIEW dp_pg.last_releases;
+DROP FUNCTION dp_pg.last_release_rows();
+CREATE FUNCTION dp_pg.last_release_rows(OUT site int, OUT aggregate text, OUT mechanism text,
+	OUT noise_sd float8, OUT ci95_halfwidth float8, OUT epsilon float8, OUT delta float8, OUT rho float8,
+	OUT from_cache boolean, OUT released_at timestamptz, OUT value float8, OUT ci95_lower float8,
+	OUT ci95_upper float8, OUT ci95_rank_halfwidth float8, OUT note text, OUT group_keys text[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dp_last_releases' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_pg.last_release_rows() IS
+	'the session''s last release, exactly: one row per call site, and per released value of a site with values of their own (group_keys: its group''s keys, rows in the order of the query''s output)';
+CREATE VIEW dp_pg.last_releases AS
+	SELECT r.site, r.aggregate, r.group_keys, r.mechanism, dp_pg.display_round(r.noise_sd) AS noise_sd,
+		dp_pg.display_round(r.ci95_halfwidth, 1) AS ci95_halfwidth, dp_pg.display_round(r.epsilon) AS epsilon,
+		dp_pg.display_round(r.delta) AS delta, dp_pg.display_round(r.rho) AS rho, r.from_cache, r.released_at, r.value,
+		dp_pg.display_round(r.ci95_lower, -1) AS ci95_lower, dp_pg.display_round(r.ci95_upper, 1) AS ci95_upper,
+		dp_pg.display_round(r.ci95_rank_halfwidth, 1) AS ci95_rank_halfwidth, r.note
+	FROM dp_pg.last_release_rows() r;
+GRANT SELECT ON dp_pg.last_releases TO PUBLIC;
+COMMENT ON VIEW dp_pg.last_releases IS
+	'the error bar of each value the session''s last dp query released: the closed 95% interval [answer - h, answer + h] of the noise (h = ci95_halfwidth), an average''s own [ci95_lower, ci95_upper] with its group''s keys (group_keys, in the output''s order), a quantile''s rank interval; note says what each covers (clamping and unit bounding are in none); six significant digits, intervals rounded outwards (exactly: dp_pg.last_release_rows())';
+
+-- Partitioned tables, inheritance parents and foreign partitions
+-- (src/guard/partitions.c, src/common/protected.c; docs/dba.md, "Partitioned
+-- tables").  protect() takes a partitioned table or an inheritance parent:
+-- its declaration holds for every partition and inheritance child, now and
+-- later, which are read only through it.  It locks the table before it
+-- changes anything of it, so that it cannot deadlock with the VACUUM
+-- ANALYZE autovacuum runs on a table just loaded.  A table detached from a
+-- protected one stays protected (protect_detached, run by the guard before
+-- the DETACH); row predicates a foreign partition's server may not evaluate
+-- are wrapped in keep_local.
+--
+CREATE FUNCTION dp_pg.check_family(tbl regclass) RETURNS void
+	AS 'MODULE_PATHNAME', 'dp_check_family' LANGUAGE C STRICT;
+COMMENT ON FUNCTION dp_pg.check_family(regclass) IS
+	'error if a partition or inheritance child of the table (at any depth) is something an analyst could shape';
+CREATE FUNCTION dp_pg.keep_local(boolean) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'dp_keep_local' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_pg.keep_local(boolean) IS
+	'its argument: the guard wraps a row predicate in it that no foreign server may evaluate (postgres_fdw ships no call of it)';
+
+CREATE OR REPLACE FUNCTION dp_pg.protect(tbl regclass, privacy_unit name DEFAULT NULL,
+	max_groups_contributed int DEFAULT 1, max_rows_per_unit int DEFAULT 1)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	kind "char";
+	seq regclass;
+	r regrole;
+	member regclass;
+BEGIN
+	IF tbl IS NULL THEN
+		RAISE EXCEPTION 'table must not be null' USING ERRCODE = '22004';
+	END IF;
+	SELECT relkind INTO kind FROM pg_class WHERE oid = tbl;
+	IF kind IS NULL OR kind NOT IN ('r', 'p', 'f') THEN
+		RAISE EXCEPTION 'only tables, partitioned tables and foreign tables can be protected, "%" is not one', tbl
+			USING ERRCODE = '0A000';
+	END IF;
+	IF privacy_unit IS NOT NULL AND NOT EXISTS (
+		SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = privacy_unit AND attnum > 0 AND NOT attisdropped) THEN
+		RAISE EXCEPTION 'column "%" of "%" does not exist', privacy_unit, tbl USING ERRCODE = '42703';
+	END IF;
+	IF max_groups_contributed IS NULL OR max_groups_contributed < 1 OR max_groups_contributed > 100000 OR
+	   max_rows_per_unit IS NULL OR max_rows_per_unit < 1 OR max_rows_per_unit > 1000000000 THEN
+		RAISE EXCEPTION 'max_groups_contributed must be between 1 and 100000 and max_rows_per_unit between 1 and 1000000000'
+			USING ERRCODE = '22023';
+	END IF;
+	-- the table first, before any catalog row of it changes: a VACUUM ANALYZE
+	-- of a table just loaded (autovacuum) then waits for this transaction or
+	-- is cancelled, and never holds the table while it waits for a row we
+	-- changed (its partitions are not locked: nothing below waits for them)
+	IF kind <> 'f' THEN
+		EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', tbl);
+	END IF;
+	INSERT INTO dp_pg.protected_tables (relid, privacy_unit, max_groups_contributed, max_rows_per_unit)
+	VALUES (tbl, privacy_unit, max_groups_contributed, max_rows_per_unit)
+	ON CONFLICT (relid) DO UPDATE SET privacy_unit = EXCLUDED.privacy_unit,
+		max_groups_contributed = EXCLUDED.max_groups_contributed,
+		max_rows_per_unit = EXCLUDED.max_rows_per_unit;
+	EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', tbl);
+	-- its sequences count its rows
+	FOR seq IN SELECT d.objid::regclass FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+	           WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+	             AND d.refobjid = tbl AND d.deptype IN ('a', 'i') AND c.relkind = 'S' LOOP
+		EXECUTE format('REVOKE ALL ON SEQUENCE %s FROM PUBLIC', seq);
+	END LOOP;
+	-- analysts must hold no privilege on it (the guard reads it for them)
+	PERFORM dp_pg.revoke_from_analysts(tbl);
+	-- nor on its partitions and inheritance children (at any depth), which are
+	-- protected with it; none of them may be something an analyst could shape
+	FOR member IN WITH RECURSIVE m(relid) AS (
+	                  SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = tbl
+	                  UNION SELECT i.inhrelid FROM pg_inherits i JOIN m ON i.inhparent = m.relid)
+	              SELECT m.relid::regclass FROM m ORDER BY m.relid LOOP
+		EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', member);
+		PERFORM dp_pg.revoke_from_analysts(member);
+	END LOOP;
+	PERFORM dp_pg.check_family(tbl);
+	-- table pickers list it: SELECT for dp_pg_analyst, whose rows outside
+	-- the guard are none (a restrictive policy); other roles' access unchanged
+	-- (a foreign table has no row-level security: it is not listed)
+	IF kind <> 'f' THEN
+		IF NOT (SELECT relrowsecurity FROM pg_class WHERE oid = tbl) THEN
+			EXECUTE format('ALTER TABLE ONLY %s ENABLE ROW LEVEL SECURITY', tbl);
+			IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_others') THEN
+				EXECUTE format('CREATE POLICY dp_pg_others ON %s USING (true) WITH CHECK (true)', tbl);
+			END IF;
+		END IF;
+		IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
+			EXECUTE format('CREATE POLICY dp_pg_analysts ON %s AS RESTRICTIVE FOR SELECT TO dp_pg_analyst USING (dp_pg.analyst_rows())', tbl);
+		END IF;
+		EXECUTE format('GRANT SELECT ON %s TO dp_pg_analyst', tbl);
+		-- its writes make its kept answers miss (src/cache.c), also under session_replication_role = replica
+		-- (made again each time: exactly this trigger, whatever was there before)
+		IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
+			EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);
+		END IF;
+		EXECUTE format('CREATE TRIGGER dp_pg_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+			'FOR EACH STATEMENT EXECUTE FUNCTION dp_pg.data_changed()', tbl);
+		EXECUTE format('ALTER TABLE ONLY %s ENABLE ALWAYS TRIGGER dp_pg_data_changed', tbl);
+		EXECUTE format('GRANT USAGE ON SCHEMA %I TO dp_pg_analyst',
+			(SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl));
+	END IF;
+	-- every role with a budget is in dp_pg_analyst (again, if a grant was rolled back)
+	FOR r IN SELECT b.role FROM dp_pg.budgets b
+	         WHERE EXISTS (SELECT 1 FROM pg_roles WHERE oid = b.role) AND NOT EXISTS (SELECT 1 FROM pg_auth_members m
+	               WHERE m.roleid = 'dp_pg_analyst'::regrole AND m.member = b.role) LOOP
+		EXECUTE format('GRANT dp_pg_analyst TO %s', r);
+	END LOOP;
+END $$;
+COMMENT ON FUNCTION dp_pg.protect(regclass, name, int, int) IS
+	'mark a table private: analysts reach it only through dp aggregates (revokes PUBLIC privileges; SELECT for dp_pg_analyst with a policy that gives it no row outside the guard); a partitioned table or inheritance parent with every partition and child, now and later';
+
+CREATE OR REPLACE FUNCTION dp_pg.unprotect(tbl regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM dp_pg.protected_tables WHERE relid = tbl) THEN
+		RETURN;
+	END IF;
+	-- the table first, as protect() does
+	IF (SELECT relkind FROM pg_class WHERE oid = tbl) <> 'f' THEN
+		EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', tbl);
+	END IF;
+	DELETE FROM dp_pg.protected_tables WHERE relid = tbl;
+	-- what protect() added for table pickers goes; other privileges stay as they are
+	IF EXISTS (SELECT 1 FROM pg_class c, aclexplode(c.relacl) a
+	           WHERE c.oid = tbl AND a.grantee = 'dp_pg_analyst'::regrole) THEN
+		EXECUTE format('REVOKE SELECT ON %s FROM dp_pg_analyst', tbl);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tbl AND tgname = 'dp_pg_data_changed') THEN
+		EXECUTE format('DROP TRIGGER dp_pg_data_changed ON %s', tbl);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_analysts') THEN
+		EXECUTE format('DROP POLICY dp_pg_analysts ON %s', tbl);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl AND polname = 'dp_pg_others') THEN
+		EXECUTE format('DROP POLICY dp_pg_others ON %s', tbl);
+		IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = tbl) THEN
+			EXECUTE format('ALTER TABLE ONLY %s DISABLE ROW LEVEL SECURITY', tbl);
+		END IF;
+	END IF;
+END $$;
+COMMENT ON FUNCTION dp_pg.unprotect(regclass) IS
+	'remove the protection (its SELECT for dp_pg_analyst and its policies go; other privileges are left as they are); a partitioned table''s partitions with it, a table detached from a protected one that stayed protected';
+
+-- a table about to leave a protected table's family (DETACH PARTITION, NO
+-- INHERIT): the guard runs this before the statement, as dp_pg's owner
+CREATE FUNCTION dp_pg.protect_detached(tbl regclass, root regclass) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	p record;
+BEGIN
+	SELECT * INTO p FROM dp_pg.protected_tables t WHERE t.relid = root;
+	IF NOT FOUND OR EXISTS (SELECT 1 FROM dp_pg.protected_tables t WHERE t.relid = tbl) THEN
+		RETURN;
+	END IF;
+	PERFORM dp_pg.protect(tbl, p.privacy_unit, p.max_groups_contributed, p.max_rows_per_unit);
+	INSERT INTO dp_pg.public_keys (relid, attname, keys)
+		SELECT tbl, k.attname, k.keys FROM dp_pg.public_keys k WHERE k.relid = root
+		ON CONFLICT DO NOTHING;
+	INSERT INTO dp_pg.column_domains (relid, attname, lower, upper)
+		SELECT tbl, d.attname, d.lower, d.upper FROM dp_pg.column_domains d WHERE d.relid = root
+		ON CONFLICT DO NOTHING;
+	RAISE NOTICE 'dp_pg: % stays protected as it leaves %, with the privacy unit, value domains and public keys of %', tbl, root, root
+		USING HINT = format('A superuser ends its protection with SELECT dp_pg.unprotect(%L).', tbl::text);
+END $$;
+COMMENT ON FUNCTION dp_pg.protect_detached(regclass, regclass) IS
+	'protect a table leaving a protected table''s family with that table''s declaration (the guard calls it before DETACH PARTITION and NO INHERIT)';
+REVOKE EXECUTE ON FUNCTION dp_pg.check_family(regclass), dp_pg.protect_detached(regclass, regclass) FROM PUBLIC;

@@ -590,7 +590,7 @@ SELECT dp_test.g_err(q) AS result, q AS statement FROM unnest(ARRAY[
 	$q$SELECT stddev(age), variance(income) FROM patients$q$,
 	$q$SELECT bit_or(age) FROM patients$q$,
 	$q$SELECT corr(age, income), regr_count(age, income) FROM patients$q$,
-	$q$SELECT count(DISTINCT name) FROM patients$q$,
+	$q$SELECT count(DISTINCT (name, note)) FROM patients$q$,
 	$q$SELECT dp_count(*), min(age) FROM patients$q$,
 	$q$SELECT dp_count(*) + max(age) FROM patients$q$,
 	$q$SELECT dp_count(id, 'laplace(epsilon=1)') FILTER (WHERE age > 30) FROM patients HAVING min(age) > 1$q$,

@@ -12,6 +12,7 @@
 CREATE ROLE dp_tt_analyst;
 CREATE SCHEMA tt;
 GRANT USAGE ON SCHEMA tt TO PUBLIC;
+GRANT CREATE ON SCHEMA tt TO dp_tt_analyst;
 CREATE TABLE tt.a (id int PRIMARY KEY,
 	d date CHECK (d BETWEEN '2020-01-01' AND '2025-12-31'),
 	n int CHECK (n BETWEEN 0 AND 100),
@@ -147,6 +148,11 @@ SELECT tt.try('SELECT * FROM tt.snapshot') AS raw_rows,
        tt.try('SELECT count(*) FROM tt.through_view') AS through_view,
        tt.try('SELECT count(*) FROM tt.a WHERE id IN (SELECT id FROM tt.snapshot)') AS in_subquery,
        tt.try('SELECT count(*) FROM tt.public_only') AS unrelated;
+-- ... but one an analyst owns holds what its refreshes released (each is the guard's, charged)
+SELECT tt.charges() AS charges_before \gset
+CREATE MATERIALIZED VIEW tt.mine AS SELECT dp_count(1, 'laplace(epsilon=1)') IS NOT NULL AS answered FROM tt.a;
+SELECT * FROM tt.mine;
+SELECT tt.charges() - :charges_before AS charges;
 RESET ROLE;
 
 -- a GROUP BY key whose listed values are all NULL: no group (the server once crashed)

@@ -26,8 +26,11 @@
  *                           catalogs, statements that would read a
  *                           protected table or act on what one depends on
  *                           (guard/ddl.c); guard/grants.c: grants to
- *                           dp_pg_analyst; budget.c: DROP ROLE of a role
- *                           with a budget; retention.c: drops of the
+ *                           dp_pg_analyst; guard/partitions.c: tables
+ *                           joining (checked after) or leaving (protected
+ *                           before) a protected table's family; budget.c:
+ *                           DROP ROLE of a role with a budget;
+ *                           retention.c: drops of the
  *                           ledger, what the ledger worker must learn at
  *                           commit; cache.c: subscriptions' changes,
  *                           DISCARD ALL
@@ -39,9 +42,9 @@
  *   needs_fmgr_hook,        guard/trust.c: untrusted functions called
  *   fmgr_hook               outside the executor
  *   get_relation_info_hook, guard/stats.c: the planner sees no statistics of
- *   get_relation_stats_hook,  hidden relations
- *   get_index_stats_hook,
- *   get_attavgwidth_hook
+ *   get_relation_stats_hook,  hidden relations; guard/partitions.c: no join
+ *   get_index_stats_hook,     or aggregate of a protected foreign table is
+ *   get_attavgwidth_hook      pushed to its server
  *   emit_log_hook           agg_count.c: a hint for dp_count(*, mechanism),
  *                           a syntax error
  *
@@ -191,10 +194,12 @@ DpProcessUtilityHook(PlannedStmt *pstmt, const char *queryString, bool readOnlyT
 	DpBudgetCheckUtility(pstmt->utilityStmt);
 	DpRetentionCheckUtility(pstmt);
 	DpCacheUtility(pstmt->utilityStmt);
+	DpPartitionsUtility(pstmt->utilityStmt, false);
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	DpPartitionsUtility(pstmt->utilityStmt, true);
 }
 
 /* object_access_hook */
@@ -236,6 +241,7 @@ DpRelationInfoHook(PlannerInfo *root, Oid relationObjectId, bool inhparent, RelO
 	if (prev_relation_info)
 		prev_relation_info(root, relationObjectId, inhparent, rel);
 	DpStatsRelationInfo(root, relationObjectId, inhparent, rel);
+	DpPartitionsRelationInfo(relationObjectId, rel);
 }
 
 /* get_relation_stats_hook */

@@ -107,7 +107,7 @@ suite rootclone pg15      server "the test command from a clone only root can en
 suite demo    pg15        server "the demo (test/demo.sh) on the test build: it runs to its end and says what is true — answers near the true values of the same bounding, balanced data, charges as explained, refused queries with their SQL, readable numbers (test/demo_check.sh)" suite_script test/demo_check.sh
 suite package pg15        server "META.json; the Debian package built, installed into the system's PostgreSQL 15, make installcheck against it (test/package.sh)" suite_package
 
-packages tap  pgbouncer prometheus-postgres-exporter	# t/095_pgbouncer.pl, t/090_monitoring.pl
+packages tap  pgbouncer prometheus-postgres-exporter postgresql-$DP_PGVER-partman	# t/095_pgbouncer.pl, t/090_monitoring.pl, t/109_partman.pl
 packages fuzz sqlsmith libdbd-pg-perl
 packages exprfuzz libdbd-pg-perl
 packages package build-essential debhelper dpkg-dev fakeroot postgresql-server-dev-all
@@ -346,6 +346,7 @@ suite_regress() {
 # copies of one initdb template instead of an initdb each.
 suite_tap() {
 	local template="" f
+	dp_install_packaged_extensions	# pg_partman (t/109_partman.pl)
 	mkdir -p "$SCRATCH/tap/times"
 	cp -r "$DP_ROOT/test/t" "$SCRATCH/tap/t"
 	[ "$(id -u)" = 0 ] && chown -R postgres:postgres "$SCRATCH/tap"

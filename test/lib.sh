@@ -187,6 +187,27 @@ dp_install_fixtures() {
 		"$("$DP_PG_CONFIG" --sharedir)/extension/"
 }
 
+# Extensions of Debian packages that TAP tests use (pg_partman: t/109_partman.pl)
+# are installed into the system's PostgreSQL; copy their files into the
+# private server copy of DP_PG_CONFIG when the package of its major version is
+# installed (test/all.sh's suite_tap, after the suites' packages).  A copy
+# without them (the newest leg: no Debian package of pg_partman for it) makes
+# those tests skip.
+dp_install_packaged_extensions() {
+	local major pkg f lib share
+	major=$("$DP_PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+	lib=$("$DP_PG_CONFIG" --pkglibdir) share=$("$DP_PG_CONFIG" --sharedir)/extension
+	for pkg in "postgresql-$major-partman"; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || continue
+		for f in $(dpkg -L "$pkg"); do
+			case "$f" in
+			/usr/lib/postgresql/"$major"/lib/*.so) [ "$lib" = "$(dirname "$f")" ] || cp "$f" "$lib/" ;;
+			/usr/share/postgresql/"$major"/extension/*) [ "$share" = "$(dirname "$f")" ] || cp "$f" "$share/" ;;
+			esac
+		done
+	done
+}
+
 # Create a scratch directory readable by the postgres user; prints its path.
 # $1 names it (default dp_pg: $TMPDIR/dp_pg.XXXXXX, TMPDIR default /tmp).
 dp_scratch() {

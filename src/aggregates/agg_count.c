@@ -48,6 +48,8 @@ const DpAggKind dp_count_kind = {
 	.finalfn = dp_count_final,
 	.nargs = 2,
 	.mech_argno = 1,
+	.groupwise = true,
+	.accuracy = true,
 	.plan = DpCountPlan,
 };
 
@@ -64,18 +66,19 @@ dp_count_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(count);
 }
 
-/* Add one draw of the call site's noise to an exact count. */
+/* An exact count released with the call site's noise (groupwise's two steps, with its own interval). */
 static int64
 DpNoisyCount(FunctionCallInfo fcinfo, DpCallSite *site)
 {
 	int64		count = PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0);
-	int64		noise = dp_sampler_draw(&site->plan.sampler, DpBackendRng());
-	int64		result;
+	bool		overflow;
+	int64		result = dp_noise_release(&site->plan, count, DpBackendRng(), &overflow);
 
-	if (pg_add_s64_overflow(count, noise, &result))
+	if (overflow)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("bigint out of range")));
+	DpBarsNoteGroupwise(site, result);
 	return result;
 }
 

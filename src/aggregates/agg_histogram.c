@@ -786,6 +786,8 @@ const DpAggKind dp_histogram_bins_kind = {
 	.finalfn = dp_histogram_bins_final,
 	.nargs = 3,
 	.bounded_extra = 3,
+	.groupwise = true,
+	.accuracy = true,
 	.mech_argno = 2,
 	.nconst = 1,
 	.const_argnos = {1},
@@ -797,22 +799,26 @@ const DpAggKind dp_histogram_width_kind = {
 	.finalfn = dp_histogram_width_final,
 	.nargs = 5,
 	.bounded_extra = 3,
+	.groupwise = true,
+	.accuracy = true,
 	.mech_argno = 4,
 	.nconst = 3,
 	.const_argnos = {1, 2, 3},
 	.plan = DpHistWidthPlan,
 };
 
-/* A count plus one draw of the site's noise, or ERROR 22003. */
+/* A count released with the site's noise (groupwise's two steps, with its own interval), or ERROR 22003. */
 static int64
 DpNoisyCount(const DpCallSite *site, int64 count)
 {
-	int64		r;
+	bool		overflow;
+	int64		r = dp_noise_release(&site->plan, count, DpBackendRng(), &overflow);
 
-	if (pg_add_s64_overflow(count, dp_sampler_draw(&site->plan.sampler, DpBackendRng()), &r))
+	if (overflow)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("bigint out of range")));
+	DpBarsNoteGroupwise(site, r);
 	return r;
 }
 
@@ -958,6 +964,34 @@ DpKeyStateIndex(DpKeyState *ks, Oid collation)
 	for (int i = 0; i < ks->nkeys; i++)
 		ks->hashes[i] = DpKeyHash(&ks->ops, ks->keys[i]);
 	DpKeyIndexBuild(&ks->index, ks->cxt, ks->hashes, ks->nkeys);
+}
+
+/*
+ * The exact counts of keys[0..n) (values of typid) in a key state, ERROR if
+ * the state holds keys of another type; keys the state holds that are not
+ * among them are left out (the estimates of locally private columns,
+ * agg_rr.c, count its declared keys only).
+ */
+void
+DpKeyStateCountKeys(void *state, Oid typid, Oid collation, const Datum *keys, int n, int64 *counts)
+{
+	DpKeyState *ks = (DpKeyState *) state;
+
+	memset(counts, 0, n * sizeof(int64));
+	if (ks == NULL)
+		return;
+	if (ks->ops.typid != typid)
+		DpStateCorrupt(hist_name, "The state's key type is not the aggregate's.");
+	DpKeyStateIndex(ks, collation);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		key = DpKeyPrepare(&ks->ops, keys[i]);
+		int			j = DpKeyIndexFind(&ks->index, &ks->ops, ks->keys, ks->hashes, key,
+									   DpKeyHash(&ks->ops, key), NULL);
+
+		if (j >= 0)
+			counts[i] = ks->counts[j];
+	}
 }
 
 /* Transition of dp_histogram(key, mech): count each distinct key. */
@@ -1149,7 +1183,8 @@ DpPartitionPlan(DpNoisePlan *plan, const DpMechanism *mech, int64 rows)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s(key, mechanism) needs a mechanism with a delta", hist_name),
 				 errdetail("Releasing which keys occur has a small chance of revealing a single row; that chance is bounded by the mechanism's delta, and %s has none.",
-						   mech->family == DP_MECH_LAPLACE ? "a pure-epsilon laplace mechanism" : "a rho-zCDP mechanism"),
+						   mech->family == DP_MECH_LAPLACE ? "a pure-epsilon laplace mechanism" :
+						   mech->family == DP_MECH_GROUPWISE ? "a groupwise (rho-zCDP) mechanism" : "a rho-zCDP mechanism"),
 				 errhint("Use gaussian(epsilon=.., delta=..) or osgt(epsilon=.., delta=..), or list public bins: dp_histogram(key, bins, mechanism).")));
 	if (!dp_noise_plan(plan, mech, rows, rows, 0, err, sizeof(err)))
 		DpReportMechanismError(err);

@@ -47,12 +47,14 @@
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 
 #include "aggregates.h"
 #include "agg_state.h"
 #include "release.h"
 #include "fixedsum.h"
+#include "interval.h"
 
 PG_FUNCTION_INFO_V1(dp_sum_int2_trans);
 PG_FUNCTION_INFO_V1(dp_sum_int4_trans);
@@ -116,7 +118,11 @@ typedef struct DpSumSite
 	Numeric		lattice;		/* numeric: 2^k */
 	Numeric		inv_lattice;	/* numeric: 2^-k */
 	int			dscale;			/* numeric: decimals shown */
+	double	   *qgrid;			/* dp_avg: q at |m| = w i / DP_AVG_GRID (interval.c), computed on first use */
 } DpSumSite;
+
+/* Points of dp_avg's grid of |m| in [0, w] (the released mean is rounded up to one). */
+#define DP_AVG_GRID 32
 
 /*
  * Bounds checks (shared by planning and state creation)
@@ -394,28 +400,39 @@ DpSumBar(const DpCallSite *site, DpSiteBar *bar)
 }
 
 /*
- * An average's interval is its own per released value (dp_avg_final): its
- * noisy sum and count each within their 97.5% half-widths, |avg - truth| <=
- * (|Z_sum| + w |Z_count|) / noisy count, w = (upper - lower) / 2.  Without
- * the values: that half-width over the count.
+ * An average's interval is its own per released value (dp_avg_final): the
+ * level-quantile q of |Z_sum - m Z_count| over the noisy count, m the
+ * released centred mean (DpAvgNoteInterval, interval.c).  Without the
+ * values: the formula.
  */
 static void
 DpAvgBar(const DpCallSite *site, DpSiteBar *bar)
 {
 	DpSumSite  *ex = site->extra;
-	double		hs = dp_noise_plan_halfwidth(&ex->fs.noise, 0.975);
-	double		hn = dp_noise_plan_halfwidth(&ex->count, 0.975);
 	double		w = ex->fb.upper / 2.0 - ex->fb.lower / 2.0;
+	double		q0 = dp_interval_combo_quantile(&ex->fs.noise, &ex->count, 0.0, 0.95);
+	double		qw = dp_interval_combo_quantile(&ex->fs.noise, &ex->count, w, 0.95);
 
 	bar->sd = NAN;
 	bar->h95 = NAN;
 	bar->per_value = true;
 	snprintf(bar->note, sizeof(bar->note),
-			 "Per group (a row per released value): [ci95_lower, ci95_upper] holds the average of the clamped "
-			 "values with probability 0.95 or more, from its noisy sum (+-%.6g) and count (+-%.6g), each at "
-			 "97.5%%: answer +-(%.6g + %.6g * %.6g) / noisy count, about / n for a group of n values.  Not in "
-			 "it: values moved to the bounds.",
-			 hs, hn, hs, w, hn);
+			 "Per group (a row per released value): [ci95_lower, ci95_upper] is answer +- q / noisy count, q the 95%% "
+			 "quantile of |Z_sum - m Z_count| (%.6g at m = 0 to %.6g at |m| = %.6g) at the released centred mean m: "
+			 "about 95%% coverage (exact at the true m).  Not in it: values moved to the bounds.",
+			 q0, qw, w);
+}
+
+/* The half-width at level of an average of at least rows values (accuracy first: DpAggKind.halfwidth). */
+static double
+DpAvgHalfwidth(const DpCallSite *site, double level, int64 rows)
+{
+	DpSumSite  *ex = site->extra;
+	double		w = ex->fb.upper / 2.0 - ex->fb.lower / 2.0;
+	double		h = dp_interval_ratio_halfwidth(&ex->fs.noise, &ex->count, w, (double) rows, level);
+
+	/* the lattice steps the exact values are rounded to (see DpAvgNoteInterval) */
+	return h + ldexp(1.0, ex->fs.unit_exp + ex->fs.shift) / Max((double) rows, 1.0) + ldexp(1.0, ex->fb.unit_exp);
 }
 
 const DpAggKind dp_sum_int_kind = {
@@ -427,6 +444,7 @@ const DpAggKind dp_sum_int_kind = {
 	.const_argnos = {1, 2},
 	.plan = DpSumIntegerPlan,
 	.bar = DpSumBar,
+	.accuracy = true,
 };
 
 const DpAggKind dp_sum_int8_kind = {
@@ -439,6 +457,7 @@ const DpAggKind dp_sum_int8_kind = {
 	.const_argnos = {1, 2},
 	.plan = DpSumIntegerPlan,
 	.bar = DpSumBar,
+	.accuracy = true,
 };
 
 const DpAggKind dp_sum_float8_kind = {
@@ -451,6 +470,7 @@ const DpAggKind dp_sum_float8_kind = {
 	.const_argnos = {1, 2},
 	.plan = DpSumFloat8Plan,
 	.bar = DpSumBar,
+	.accuracy = true,
 };
 
 const DpAggKind dp_sum_numeric_kind = {
@@ -463,6 +483,7 @@ const DpAggKind dp_sum_numeric_kind = {
 	.const_argnos = {1, 2},
 	.plan = DpSumNumericPlan,
 	.bar = DpSumBar,
+	.accuracy = true,
 };
 
 const DpAggKind dp_avg_kind = {
@@ -475,6 +496,8 @@ const DpAggKind dp_avg_kind = {
 	.const_argnos = {1, 2},
 	.plan = DpAvgPlan,
 	.bar = DpAvgBar,
+	.accuracy = true,
+	.halfwidth = DpAvgHalfwidth,
 };
 
 /*
@@ -666,6 +689,7 @@ const DpAggKind dp_bounded_count_kind = {
 	.nconst = 2,
 	.const_argnos = {1, 2},
 	.plan = DpSumIntegerPlan,
+	.accuracy = true,
 };
 
 Datum
@@ -706,21 +730,21 @@ dp_sum_float8_default_final(PG_FUNCTION_ARGS)
  * S + Z_s, N + Z_n with N + Z_n >= 1, the released average before its clamp
  * is exactly
  *     center + (S + Z_s) / (N + Z_n) = center + m + (Z_s - m Z_n) / (N + Z_n),
- * so with probability 0.975 each |Z_s| <= hs and |Z_n| <= hn (both with
- * 0.95), and then the true average lies within (hs + w hn) / (N + Z_n) of
- * it; clamping the answer to [lower, upper], where the truth lies, only
- * brings it nearer.  A noisy count below 1 gives [lower, upper].  hs is
- * widened by one release lattice step (the exact sum is rounded to it
- * before the noise) and the result by one fixed-point unit (each value is
- * rounded to one); both are far below the noise.  Computed from released
- * noisy values only: post-processing, free.
+ * so it is within q / (N + Z_n) of the truth exactly when
+ * |Z_s - m Z_n| <= q.  q is the 95% quantile of |Z_s - m Z_n| computed from
+ * the two noises' distributions (interval.c) at the released centred mean,
+ * rounded up to the next point of a grid of |m| in [0, w] (q grows with
+ * |m|), computed once per call site.  Clamping the answer to [lower, upper],
+ * where the truth lies, only brings it nearer.  A noisy count below 1 gives
+ * [lower, upper].  q is widened by one release lattice step (the exact sum
+ * is rounded to it before the noise) and the result by one fixed-point unit
+ * (each value is rounded to one); both are far below the noise.  Computed
+ * from released noisy values only: post-processing, free.
  */
 static void
 DpAvgNoteInterval(const DpCallSite *site, double avg, double sum, int64 count)
 {
 	DpSumSite  *ex = site->extra;
-	double		hs = dp_noise_plan_halfwidth(&ex->fs.noise, 0.975) + ldexp(1.0, ex->fs.unit_exp + ex->fs.shift);
-	double		hn = dp_noise_plan_halfwidth(&ex->count, 0.975);
 	double		w = ex->fb.upper / 2.0 - ex->fb.lower / 2.0;
 	double		lower = ex->fb.lower;
 	double		upper = ex->fb.upper;
@@ -729,8 +753,22 @@ DpAvgNoteInterval(const DpCallSite *site, double avg, double sum, int64 count)
 
 	if (count >= 1)
 	{
-		double		h = (hs + w * hn) / (double) count + ldexp(1.0, ex->fb.unit_exp);
+		double		m = Min(fabs(sum / (double) count), w);
+		int			i = w > 0 ? (int) ceil(m / w * DP_AVG_GRID) : 0;
+		double		q;
+		double		h;
 
+		if (ex->qgrid == NULL)
+		{
+			ex->qgrid = MemoryContextAllocZero(GetMemoryChunkContext(ex), (DP_AVG_GRID + 1) * sizeof(double));
+			for (int j = 0; j <= DP_AVG_GRID; j++)
+				ex->qgrid[j] = NAN;
+		}
+		i = Min(Max(i, 0), DP_AVG_GRID);
+		if (isnan(ex->qgrid[i]))
+			ex->qgrid[i] = dp_interval_combo_quantile(&ex->fs.noise, &ex->count, w * i / DP_AVG_GRID, 0.95);
+		q = ex->qgrid[i] + ldexp(1.0, ex->fs.unit_exp + ex->fs.shift);
+		h = q / (double) count + ldexp(1.0, ex->fb.unit_exp);
 		lower = Max(lower, avg - h);
 		upper = Min(upper, avg + h);
 	}

@@ -40,6 +40,19 @@ extern const DpAggKind dp_quantile_default_kind;
 extern const DpAggKind dp_median_kind;
 extern const DpAggKind dp_median_default_kind;
 extern const DpAggKind dp_bounded_quantile_kind;
+extern const DpAggKind dp_rr_count_kind;
+extern const DpAggKind dp_rr_count_mech_kind;
+extern const DpAggKind dp_rr_proportion_kind;
+extern const DpAggKind dp_rr_proportion_mech_kind;
+extern const DpAggKind dp_rr_histogram_kind;
+extern const DpAggKind dp_rr_histogram_mech_kind;
+
+/*
+ * agg_histogram.c, for agg_rr.c: the exact counts of keys[0..n) (values of
+ * typid) in the key-count state of dp_histogram(key, mech).
+ */
+extern void DpKeyStateCountKeys(void *state, Oid typid, Oid collation, const Datum *keys, int n,
+								int64 *counts);
 
 /* Add every aggregate kind to the catalogue of dp aggregates (aggregates/kinds.c, at load). */
 extern void DpAggregatesRegister(void);

@@ -3,7 +3,7 @@
  * dp aggregates (release/release.h) when the library loads.
  *
  * Owns nothing but the list; each kind is defined by its aggregate's file
- * (agg_count.c, agg_sum.c, agg_histogram.c, agg_quantile.c).
+ * (agg_count.c, agg_sum.c, agg_histogram.c, agg_quantile.c, agg_rr.c).
  *
  * Layer aggregates/ (docs/development.md): calls the catalogue of the
  * release path only.
@@ -37,6 +37,12 @@ static const DpAggKind *const all_kinds[] = {
 	&dp_median_kind,
 	&dp_median_default_kind,
 	&dp_bounded_quantile_kind,
+	&dp_rr_count_kind,
+	&dp_rr_count_mech_kind,
+	&dp_rr_proportion_kind,
+	&dp_rr_proportion_mech_kind,
+	&dp_rr_histogram_kind,
+	&dp_rr_histogram_mech_kind,
 };
 
 /* Add every aggregate kind to the catalogue of dp aggregates (_PG_init). */

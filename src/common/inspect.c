@@ -27,6 +27,7 @@
 #include "agg_common.h"
 #include "calibrate.h"
 #include "noise.h"
+#include "rr.h"
 
 PG_FUNCTION_INFO_V1(dp_inspect_calibrate);
 PG_FUNCTION_INFO_V1(dp_inspect_privacy_delta);
@@ -345,4 +346,130 @@ dp_confidence_interval(PG_FUNCTION_ARGS)
 	values[0] = Float8GetDatum(value - h);
 	values[1] = Float8GetDatum(value + h);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/* ERROR 22023 unless epsilon and k are those of a randomized response. */
+static void
+DpCheckRR(double epsilon, int32 k)
+{
+	DpRR		rr;
+	char		err[256];
+
+	if (!dp_rr_prepare(&rr, epsilon, k, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s", err)));
+}
+
+PG_FUNCTION_INFO_V1(dp_rr_estimate_sql);
+PG_FUNCTION_INFO_V1(dp_rr_halfwidth_sql);
+
+/* dp_pg.rr_estimate(reported, n, epsilon, k): ((e^eps + k - 1) reported - n)/(e^eps - 1). */
+Datum
+dp_rr_estimate_sql(PG_FUNCTION_ARGS)
+{
+	double		reported = PG_GETARG_FLOAT8(0);
+	double		n = PG_GETARG_FLOAT8(1);
+
+	DpCheckRR(PG_GETARG_FLOAT8(2), PG_GETARG_INT32(3));
+	DpCheckArg("n", n, 0.0, true, 1e18);
+	DpCheckArg("reported", reported, -1e18, true, 1e18);
+	PG_RETURN_FLOAT8(dp_rr_estimate(reported, n, PG_GETARG_FLOAT8(2), PG_GETARG_INT32(3)));
+}
+
+/* dp_pg.rr_halfwidth(n, epsilon, beta, k): scale sqrt(n ln(2/beta)/2) (seed 002's bound). */
+Datum
+dp_rr_halfwidth_sql(PG_FUNCTION_ARGS)
+{
+	double		n = PG_GETARG_FLOAT8(0);
+	double		beta = PG_GETARG_FLOAT8(2);
+
+	DpCheckRR(PG_GETARG_FLOAT8(1), PG_GETARG_INT32(3));
+	DpCheckArg("n", n, 0.0, true, 1e18);
+	if (isnan(beta) || !(beta > 0.0 && beta < 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("beta must be a number greater than 0 and less than 1, got %g", beta)));
+	PG_RETURN_FLOAT8(dp_rr_halfwidth(n, PG_GETARG_FLOAT8(1), PG_GETARG_INT32(3), beta));
+}
+
+PG_FUNCTION_INFO_V1(dp_groupwise_divergence_sql);
+PG_FUNCTION_INFO_V1(dp_groupwise_rho_sql);
+
+/* The orders of dp_pg.groupwise_rho: the ledger's grid up to 64. */
+static const double groupwise_alphas[] = {1.25, 1.5, 1.75, 2, 2.5, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64};
+
+/* A groupwise mechanism's plan for a count (sensitivity 1) and a group size, checked. */
+static void
+DpGroupwiseArgs(FunctionCallInfo fcinfo, DpNoisePlan *plan, int64 *x)
+{
+	DpMechanism *mech = DpMechArg(fcinfo, 0);
+	char		err[256];
+
+	if (!dp_mechanism_is_groupwise(mech))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the per-group guarantee is that of groupwise(rho=.., r=..), not %s",
+						dp_mechanism_family_name(mech->family))));
+	if (!dp_noise_plan(plan, mech, 1, 1, 0, err, sizeof(err)))
+		DpReportMechanismError(err);
+	*x = PG_GETARG_INT64(1);
+	if (*x < 0 || *x > 1000000000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("group_size must be between 0 and 1000000000, got " INT64_FORMAT, *x)));
+}
+
+/* ERROR 54000 for a computation beyond its work bound. */
+static void
+DpGroupwiseTooLarge(int64 x)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the per-group divergence of a group of " INT64_FORMAT " rows is too costly to sum at these parameters", x),
+			 errhint("For large groups it approaches alpha / (2 r^2 x^2): ask for fewer orders, a smaller group, or a larger rho.")));
+}
+
+/*
+ * dp_pg.groupwise_divergence(mech, group_size, alpha): the largest Rényi
+ * divergence of order alpha between the release of a count of group_size
+ * rows and of group_size +- 1 (both directions), computed numerically from
+ * the exact pmfs (core/groupwise.c).  Public inputs only: free.
+ */
+Datum
+dp_groupwise_divergence_sql(PG_FUNCTION_ARGS)
+{
+	DpNoisePlan plan;
+	int64		x;
+	double		alpha = PG_GETARG_FLOAT8(2);
+	double		d;
+
+	DpGroupwiseArgs(fcinfo, &plan, &x);
+	DpCheckArg("alpha", alpha, 1.0, false, 256.0);
+	d = dp_groupwise_divergence_worst(plan.sigma2, &plan.gw, x, alpha);
+	if (isnan(d))
+		DpGroupwiseTooLarge(x);
+	PG_RETURN_FLOAT8(d);
+}
+
+/*
+ * dp_pg.groupwise_rho(mech, group_size): the per-group zCDP parameter of a
+ * group of group_size rows on the orders 1.25 .. 64 of the ledger's grid,
+ * max_alpha D_alpha / alpha (at most the mechanism's rho, by post-processing).
+ */
+Datum
+dp_groupwise_rho_sql(PG_FUNCTION_ARGS)
+{
+	DpNoisePlan plan;
+	int64		x;
+	int			n = lengthof(groupwise_alphas);
+	double		d[lengthof(groupwise_alphas)];
+	double		rho = 0.0;
+
+	DpGroupwiseArgs(fcinfo, &plan, &x);
+	if (!dp_groupwise_divergences_worst(plan.sigma2, &plan.gw, x, groupwise_alphas, n, d))
+		DpGroupwiseTooLarge(x);
+	for (int i = 0; i < n; i++)
+		rho = Max(rho, d[i] / groupwise_alphas[i]);
+	PG_RETURN_FLOAT8(rho);
 }

@@ -26,6 +26,9 @@ PG_FUNCTION_INFO_V1(dp_laplace);
 PG_FUNCTION_INFO_V1(dp_gaussian);
 PG_FUNCTION_INFO_V1(dp_gaussian_zcdp);
 PG_FUNCTION_INFO_V1(dp_osgt);
+PG_FUNCTION_INFO_V1(dp_rr);
+PG_FUNCTION_INFO_V1(dp_groupwise);
+PG_FUNCTION_INFO_V1(dp_accuracy);
 
 /* Return mech as a new Datum after validating it. */
 static Datum
@@ -146,6 +149,32 @@ dp_osgt(PG_FUNCTION_ARGS)
 {
 	return DpMechanismMake(DP_MECH_OSGT, DP_FORM_EPSILON_DELTA,
 						   PG_GETARG_FLOAT8(0), PG_GETARG_FLOAT8(1));
+}
+
+/* dp_rr(epsilon): randomized response, for dp_pg.randomize. */
+Datum
+dp_rr(PG_FUNCTION_ARGS)
+{
+	return DpMechanismMake(DP_MECH_RR, DP_FORM_LOCAL, PG_GETARG_FLOAT8(0), 0.0);
+}
+
+/* dp_groupwise(rho, r): seed 001's group-wise relative-error counts. */
+Datum
+dp_groupwise(PG_FUNCTION_ARGS)
+{
+	return DpMechanismMake(DP_MECH_GROUPWISE, DP_FORM_GROUPWISE, PG_GETARG_FLOAT8(0), PG_GETARG_FLOAT8(1));
+}
+
+/* dp_accuracy(halfwidth, level, rows): the cheapest noise meeting a half-width. */
+Datum
+dp_accuracy(PG_FUNCTION_ARGS)
+{
+	int32		rows = PG_GETARG_INT32(2);
+
+	if (rows < 1)
+		DpReportMechanismError(psprintf("rows must be a whole number between 1 and %d, got %d",
+										DP_MAX_ACCURACY_ROWS, rows));
+	return DpMechanismMake(DP_MECH_ACCURACY, rows, PG_GETARG_FLOAT8(0), PG_GETARG_FLOAT8(1));
 }
 
 /*

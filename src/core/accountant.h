@@ -18,6 +18,16 @@
  * (epsilon, delta) for basic composition (epsilon = +Inf when the mechanism
  * states none, e.g. gaussian(rho=..)), its zCDP rho, and its Rényi
  * divergences on the fixed grid DP_RDP_ALPHAS (+Inf where unbounded).
+ *
+ * A release without a Rényi curve (private key selection: an
+ * (epsilon, delta) guarantee only) is composed through its (epsilon, delta):
+ * outside an event of probability at most delta its privacy loss is at most
+ * epsilon (accountant.c), so it adds epsilon to every order of rdp and its
+ * delta to rdp_delta.  rdp is then a bound that holds outside events of
+ * total probability rdp_delta (0: an exact curve).  rdp_mark is kept by
+ * totals (dp_cost_append): the delta of every charge up to and including
+ * the last one with rdp_delta > 0; the Rényi certificates need it within
+ * basic composition's share of the delta limit.
  */
 typedef struct DpCost
 {
@@ -25,6 +35,8 @@ typedef struct DpCost
 	double		delta;
 	double		rho;
 	double		rdp[DP_RDP_NALPHAS];
+	double		rdp_delta;
+	double		rdp_mark;
 } DpCost;
 
 /* A role's limits; NaN means "not limited". */
@@ -54,8 +66,22 @@ typedef enum DpRefusal
 /* The zero cost. */
 extern void dp_cost_zero(DpCost *c);
 
-/* acc += c, every sum rounded up. */
+/*
+ * acc += c, every sum rounded up: the composition of the releases of one
+ * query, whose costs are all fixed before any of them runs (so they may be
+ * taken in any order: those without a Rényi curve first, rdp_mark =
+ * rdp_delta).  A release without a Rényi curve enters rdp with its epsilon
+ * (or its rho, rho alpha, when it states one) at every order.
+ */
 extern void dp_cost_add(DpCost *acc, const DpCost *c);
+
+/*
+ * total += charge, every sum rounded up: a charge after the earlier ones, in
+ * the order the filter admitted them (a budget's spending).  As
+ * dp_cost_add, and rdp_mark moves to total->delta + charge->rdp_delta when
+ * the charge has a part without a Rényi curve.
+ */
+extern void dp_cost_append(DpCost *total, const DpCost *charge);
 
 /* c *= k (k >= 1 releases of the same cost), rounded up. */
 extern void dp_cost_scale(DpCost *c, double k);

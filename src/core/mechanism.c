@@ -22,7 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define DP_MECH_MAX_KEYS 2
+#define DP_MECH_MAX_KEYS 3
 #define DP_MECH_TOKEN_LEN 64
 
 /* One key=value pair as written. */
@@ -36,24 +36,41 @@ typedef struct DpMechArg
 static void format_double(double v, char *buf, size_t buflen);
 
 /* Names of the families, indexed by DpMechFamily. */
-static const char *const family_names[] = {NULL, "laplace", "gaussian", "osgt"};
+static const char *const family_names[] = {NULL, "laplace", "gaussian", "osgt", "rr", "groupwise", "accuracy"};
+
+#define DP_MECH_NAMES "laplace, gaussian, osgt, groupwise, accuracy or rr"
 
 /* The family's name, or "unknown". */
 const char *
 dp_mechanism_family_name(int family)
 {
-	if (family >= DP_MECH_LAPLACE && family <= DP_MECH_OSGT)
+	if (family >= DP_MECH_LAPLACE && family <= DP_MECH_ACCURACY)
 		return family_names[family];
 	return "unknown";
 }
 
-/* True for forms that state privacy parameters. */
+/* True for the privacy forms of additive noise (laplace, gaussian, osgt). */
 bool
 dp_mechanism_is_privacy_form(const DpMechanism *mech)
 {
-	return mech->form == DP_FORM_EPSILON ||
-		mech->form == DP_FORM_EPSILON_DELTA ||
-		mech->form == DP_FORM_RHO;
+	return mech->family >= DP_MECH_LAPLACE && mech->family <= DP_MECH_OSGT &&
+		(mech->form == DP_FORM_EPSILON ||
+		 mech->form == DP_FORM_EPSILON_DELTA ||
+		 mech->form == DP_FORM_RHO);
+}
+
+/* True for groupwise(rho, r). */
+bool
+dp_mechanism_is_groupwise(const DpMechanism *mech)
+{
+	return mech->family == DP_MECH_GROUPWISE && mech->form == DP_FORM_GROUPWISE;
+}
+
+/* True for accuracy(halfwidth, level[, rows]). */
+bool
+dp_mechanism_is_accuracy(const DpMechanism *mech)
+{
+	return mech->family == DP_MECH_ACCURACY;
 }
 
 /* Check a mechanism's parameters and that it states privacy (epsilon, delta or rho). */
@@ -62,6 +79,23 @@ dp_mechanism_validate_privacy(const DpMechanism *mech, char *err, size_t errlen)
 {
 	if (!dp_mechanism_validate(mech, err, errlen))
 		return false;
+	if (mech->family == DP_MECH_RR)
+	{
+		snprintf(err, errlen, "rr(epsilon=..) declares a locally private column (dp_pg.randomize); "
+				 "a release takes laplace, gaussian, osgt, groupwise or accuracy");
+		return false;
+	}
+	if (mech->family == DP_MECH_GROUPWISE)
+	{
+		snprintf(err, errlen, "groupwise(rho=.., r=..) releases counts and histograms only (dp_count, dp_histogram with bins)");
+		return false;
+	}
+	if (mech->family == DP_MECH_ACCURACY)
+	{
+		snprintf(err, errlen, "accuracy(halfwidth=.., level=..) is resolved by the aggregates that release with error bars "
+				 "(dp_count, dp_sum, dp_avg, dp_histogram with bins); state epsilon (and delta) or rho here");
+		return false;
+	}
 	if (!dp_mechanism_is_privacy_form(mech))
 	{
 		snprintf(err, errlen, "noise-parameter mechanisms are for inspection only; state epsilon (and delta) or rho");
@@ -194,7 +228,7 @@ dp_mechanism_parse(const char *text, DpMechanism *mech, char *err, size_t errlen
 	if (s == NULL)
 	{
 		excerpt(text, where, sizeof(where));
-		snprintf(err, errlen, "expected a mechanism name (laplace, gaussian or osgt) at the start of \"%s\"", where);
+		snprintf(err, errlen, "expected a mechanism name (" DP_MECH_NAMES ") at the start of \"%s\"", where);
 		return false;
 	}
 	if (strcmp(family, "laplace") == 0)
@@ -203,9 +237,15 @@ dp_mechanism_parse(const char *text, DpMechanism *mech, char *err, size_t errlen
 		fam = DP_MECH_GAUSSIAN;
 	else if (strcmp(family, "osgt") == 0)
 		fam = DP_MECH_OSGT;
+	else if (strcmp(family, "rr") == 0)
+		fam = DP_MECH_RR;
+	else if (strcmp(family, "groupwise") == 0)
+		fam = DP_MECH_GROUPWISE;
+	else if (strcmp(family, "accuracy") == 0)
+		fam = DP_MECH_ACCURACY;
 	else
 	{
-		snprintf(err, errlen, "unknown mechanism \"%s\"; expected laplace, gaussian or osgt", family);
+		snprintf(err, errlen, "unknown mechanism \"%s\"; expected " DP_MECH_NAMES, family);
 		return false;
 	}
 	s = skip_blanks(s);
@@ -289,8 +329,45 @@ dp_mechanism_parse(const char *text, DpMechanism *mech, char *err, size_t errlen
 		const DpMechArg *scale = find_arg(args, nargs, "scale");
 		const DpMechArg *sigma = find_arg(args, nargs, "sigma");
 		const DpMechArg *m = find_arg(args, nargs, "m");
+		const DpMechArg *r = find_arg(args, nargs, "r");
+		const DpMechArg *halfwidth = find_arg(args, nargs, "halfwidth");
+		const DpMechArg *level = find_arg(args, nargs, "level");
+		const DpMechArg *rows = find_arg(args, nargs, "rows");
 
-		if (fam == DP_MECH_LAPLACE && nargs == 1 && eps)
+		if (nargs == 3 && fam != DP_MECH_ACCURACY)
+		{
+			snprintf(err, errlen, "too many parameters for %s", family);
+			return false;
+		}
+		if (fam == DP_MECH_RR && nargs == 1 && eps)
+		{
+			mech->form = DP_FORM_LOCAL;
+			mech->p[0] = eps->value;
+		}
+		else if (fam == DP_MECH_GROUPWISE && nargs == 2 && rho && r)
+		{
+			mech->form = DP_FORM_GROUPWISE;
+			mech->p[0] = rho->value;
+			mech->p[1] = r->value;
+		}
+		else if (fam == DP_MECH_ACCURACY && halfwidth && level && nargs == (rows ? 3 : 2))
+		{
+			mech->p[0] = halfwidth->value;
+			mech->p[1] = level->value;
+			mech->form = 1;
+			if (rows)
+			{
+				if (!(rows->value >= 1.0 && rows->value <= (double) DP_MAX_ACCURACY_ROWS &&
+					  rows->value == floor(rows->value)))
+				{
+					snprintf(err, errlen, "rows must be a whole number between 1 and %d, got %s",
+							 DP_MAX_ACCURACY_ROWS, rows->text);
+					return false;
+				}
+				mech->form = (int) rows->value;
+			}
+		}
+		else if (fam == DP_MECH_LAPLACE && nargs == 1 && eps)
 		{
 			mech->form = DP_FORM_EPSILON;
 			mech->p[0] = eps->value;
@@ -328,7 +405,10 @@ dp_mechanism_parse(const char *text, DpMechanism *mech, char *err, size_t errlen
 				NULL,
 				"laplace(epsilon=E) or laplace(scale=B)",
 				"gaussian(epsilon=E, delta=D), gaussian(rho=R) or gaussian(sigma=S)",
-				"osgt(epsilon=E, delta=D) or osgt(sigma=S, m=M)"
+				"osgt(epsilon=E, delta=D) or osgt(sigma=S, m=M)",
+				"rr(epsilon=E)",
+				"groupwise(rho=R, r=X)",
+				"accuracy(halfwidth=H, level=L) or accuracy(halfwidth=H, level=L, rows=N)"
 			};
 
 			snprintf(err, errlen, "wrong parameters for %s; expected %s", family, usage[fam]);
@@ -359,6 +439,23 @@ check_range(const char *name, double v, double lo, bool lo_inclusive, double hi,
 bool
 dp_mechanism_validate(const DpMechanism *mech, char *err, size_t errlen)
 {
+	if (mech->family == DP_MECH_ACCURACY)
+	{
+		if (mech->form < 1 || mech->form > DP_MAX_ACCURACY_ROWS)
+			snprintf(err, errlen, "corrupt dp_mechanism value (family %d, form %d)", mech->family, mech->form);
+		else if (!check_range("halfwidth", mech->p[0], 0.0, false, DP_MAX_NOISE, err, errlen))
+			return false;
+		else if (isnan(mech->p[1]) || !(mech->p[1] > 0.0 && mech->p[1] < 1.0))
+		{
+			char		got[32];
+
+			format_double(mech->p[1], got, sizeof(got));
+			snprintf(err, errlen, "level must be a number greater than 0 and less than 1, got %s", got);
+		}
+		else
+			return true;
+		return false;
+	}
 	switch (mech->form)
 	{
 		case DP_FORM_EPSILON:
@@ -383,6 +480,15 @@ dp_mechanism_validate(const DpMechanism *mech, char *err, size_t errlen)
 			if (mech->family != DP_MECH_GAUSSIAN)
 				break;
 			return check_range("rho", mech->p[0], 0.0, false, DP_MAX_RHO, err, errlen);
+		case DP_FORM_LOCAL:
+			if (mech->family != DP_MECH_RR)
+				break;
+			return check_range("epsilon", mech->p[0], DP_RR_MIN_EPSILON, true, DP_MAX_EPSILON, err, errlen);
+		case DP_FORM_GROUPWISE:
+			if (mech->family != DP_MECH_GROUPWISE)
+				break;
+			return check_range("rho", mech->p[0], DP_MIN_GROUPWISE_RHO, true, DP_MAX_RHO, err, errlen) &&
+				check_range("r", mech->p[1], 0.0, false, 1.0, err, errlen);
 		case DP_FORM_NOISE:
 			if (mech->family == DP_MECH_LAPLACE)
 				return check_range("scale", mech->p[0], DP_MIN_NOISE, true, DP_MAX_NOISE, err, errlen);
@@ -419,10 +525,22 @@ dp_mechanism_format(const DpMechanism *mech, char *buf, size_t buflen)
 
 	format_double(mech->p[0], a, sizeof(a));
 	format_double(mech->p[1], b, sizeof(b));
+	if (mech->family == DP_MECH_ACCURACY)
+	{
+		if (mech->form > 1)
+			snprintf(buf, buflen, "%s(halfwidth=%s, level=%s, rows=%d)", fam, a, b, mech->form);
+		else
+			snprintf(buf, buflen, "%s(halfwidth=%s, level=%s)", fam, a, b);
+		return;
+	}
 	switch (mech->form)
 	{
 		case DP_FORM_EPSILON:
+		case DP_FORM_LOCAL:
 			snprintf(buf, buflen, "%s(epsilon=%s)", fam, a);
+			break;
+		case DP_FORM_GROUPWISE:
+			snprintf(buf, buflen, "%s(rho=%s, r=%s)", fam, a, b);
 			break;
 		case DP_FORM_EPSILON_DELTA:
 			snprintf(buf, buflen, "%s(epsilon=%s, delta=%s)", fam, a, b);

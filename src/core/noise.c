@@ -15,6 +15,10 @@
  *   osgt(epsilon, delta)      discrete OSGT at the variance-optimal
  *                             sub-Gaussian (m, sigma) whose own profile meets
  *                             (epsilon, delta).
+ *   groupwise(rho=R, r)       the first step is gaussian(rho=R) exactly as
+ *                             above (that is what is charged); the release
+ *                             adds the second step, N_Z(0, (r X)^2), which
+ *                             reads only the first's output (groupwise.c).
  *
  * The rationals handed to the sampler are never below the calibrated
  * doubles (sigma^2, t rounded up), except the OSGT offset m, which must be
@@ -32,6 +36,9 @@
 #include <string.h>
 
 #define DP_MAX_LATTICE_SENS (1LL << 40)
+/* The largest noise the samplers take (sample.h): Laplace t with 72 t <= 2^62, sigma < 2^32. */
+#define DP_MAX_LAPLACE_T 0x1p55
+#define DP_MAX_SIGMA2 0x1p60
 
 /* Validate a sensitivity in lattice units. */
 static bool
@@ -84,6 +91,26 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 	plan->lattice_exp = lattice_exp;
 	plan->rho = INFINITY;
 
+	if (dp_mechanism_is_groupwise(mech))
+	{
+		/* the first step: gaussian(rho) on the integers; then r's exact form */
+		DpMechanism first = {DP_MECH_GAUSSIAN, DP_FORM_RHO, {mech->p[0], 0.0}};
+
+		if (!dp_mechanism_validate(mech, err, errlen))
+			return false;
+		if (lattice_exp != 0)
+		{
+			snprintf(err, errlen, "groupwise(rho=.., r=..) releases counts and histograms only (dp_count, dp_histogram with bins)");
+			return false;
+		}
+		if (!dp_noise_plan(plan, &first, l1, l2, 0, err, errlen) ||
+			!dp_groupwise_prepare(&plan->gw, mech->p[1], err, errlen))
+			return false;
+		plan->mech = *mech;
+		plan->groupwise = true;
+		return true;
+	}
+
 	if (!dp_mechanism_validate_privacy(mech, err, errlen))
 		return false;
 
@@ -96,6 +123,11 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 
 				if (!check_sensitivity(l1, "L1", err, errlen))
 					return false;
+				if (!(dp_discrete_laplace_scale(l1, eps) <= DP_MAX_LAPLACE_T))
+				{
+					snprintf(err, errlen, "the noise for this mechanism and sensitivity is beyond the samplers' range");
+					return false;
+				}
 				t = dp_rational_up(dp_discrete_laplace_scale(l1, eps));
 				dp_sampler_laplace(&plan->sampler, t);
 				plan->t = rational_value(t);
@@ -124,6 +156,11 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 				if (!(sigma2 > 0.0) || !isfinite(sigma2))
 				{
 					snprintf(err, errlen, "could not calibrate Gaussian noise for this mechanism and sensitivity");
+					return false;
+				}
+				if (!(sigma2 <= DP_MAX_SIGMA2))
+				{
+					snprintf(err, errlen, "the noise for this mechanism and sensitivity is beyond the samplers' range");
 					return false;
 				}
 				s2 = dp_rational_up(sigma2);
@@ -159,6 +196,11 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 				if (!(p.sigma2 > 0.0) || !isfinite(p.sigma2) || !(p.m >= 0.0) || !isfinite(p.m))
 				{
 					snprintf(err, errlen, "could not calibrate OSGT noise for this mechanism and sensitivity");
+					return false;
+				}
+				if (!(p.sigma2 <= DP_MAX_SIGMA2) || !(p.m <= DP_MAX_SIGMA2))
+				{
+					snprintf(err, errlen, "the noise for this mechanism and sensitivity is beyond the samplers' range");
 					return false;
 				}
 				s2 = dp_rational_up(p.sigma2);
@@ -199,6 +241,56 @@ dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 	return true;
 }
 
+/* x plus the planned noise, or groupwise's two steps (see noise.h). */
+int64_t
+dp_noise_release(const DpNoisePlan *plan, int64_t x, DpRng *rng, bool *overflow)
+{
+	int64_t		X;
+
+	*overflow = false;
+	if (__builtin_add_overflow(x, dp_sampler_draw(&plan->sampler, rng), &X))
+	{
+		*overflow = true;
+		return 0;
+	}
+	if (!plan->groupwise)
+		return X;
+#ifdef DP_PG_TEST_SWITCHES
+	if (dp_sampler_debug_zero)
+		return X;				/* dp_pg.debug_noiseless: the exact count */
+#endif
+	return dp_groupwise_second(&plan->gw, X, rng, overflow);
+}
+
+/*
+ * The interval of a groupwise release (see noise.h).  With probability at
+ * least 1 - beta/2 the first step's noise is within h1 (its exact discrete
+ * half-width at 1 - beta/2), and given X the second's within s r |X|,
+ * s = sqrt(2 ln(4/beta)): the discrete Gaussian is sigma-sub-Gaussian
+ * (Canonne-Kamath-Steinke 2020), so P(|Z2| >= t) <= 2 exp(-t^2/(2 (r X)^2)).
+ * Then |X| <= |y| + s r |X|, i.e. |X| <= |y|/(1 - s r) when s r < 1, and
+ * |y - x| <= h1 + s r |y|/(1 - s r): an interval computed from y alone that
+ * holds with probability at least 1 - beta.  sd: the first step's, and the
+ * second's at X = y.
+ */
+void
+dp_noise_groupwise_bar(const DpNoisePlan *plan, double y, double level, double *sd, double *lower, double *upper)
+{
+	double		beta = 1.0 - level;
+	double		h1 = dp_noise_plan_halfwidth(plan, 1.0 - beta / 2.0);
+	double		s = sqrt(2.0 * log(4.0 / beta));
+	double		r = plan->gw.r;
+
+	*sd = sqrt(plan->variance + r * r * (y * y + plan->variance));
+	if (s * r >= 1.0)
+	{
+		*lower = *upper = NAN;
+		return;
+	}
+	*lower = y - (h1 + s * r * fabs(y) / (1.0 - s * r));
+	*upper = y + (h1 + s * r * fabs(y) / (1.0 - s * r));
+}
+
 /* The privacy cost of one release of the planned noise. */
 void
 dp_noise_plan_cost(const DpNoisePlan *plan, DpCost *cost)
@@ -207,6 +299,8 @@ dp_noise_plan_cost(const DpNoisePlan *plan, DpCost *cost)
 	cost->delta = plan->delta;
 	cost->rho = plan->rho;
 	memcpy(cost->rdp, plan->rdp, sizeof(cost->rdp));
+	cost->rdp_delta = 0.0;
+	cost->rdp_mark = 0.0;
 }
 
 /* Continuous noise scale (Laplace b or Gaussian/OSGT sigma) of a privacy form at a real sensitivity. */
@@ -242,6 +336,17 @@ dp_noise_plan_real(DpNoisePlan *plan, const DpMechanism *mech, double sensitivit
 				 sensitivity);
 		return false;
 	}
+	if (dp_mechanism_is_groupwise(mech))
+	{
+		/* counts only: an integer sensitivity on the integer lattice */
+		if (sensitivity != floor(sensitivity) || sensitivity > (double) DP_MAX_LATTICE_SENS)
+		{
+			snprintf(err, errlen, "groupwise(rho=.., r=..) releases counts: its sensitivity is a whole number of rows, got %g",
+					 sensitivity);
+			return false;
+		}
+		return dp_noise_plan(plan, mech, (long long) sensitivity, (long long) sensitivity, 0, err, errlen);
+	}
 	if (!dp_mechanism_validate_privacy(mech, err, errlen))
 		return false;
 	/* integer sensitivities use the integer lattice, as counts do */
@@ -274,6 +379,7 @@ dp_noise_plan_delta(const DpNoisePlan *plan, double eps)
 		case DP_MECH_LAPLACE:
 			return dp_discrete_laplace_delta(eps, plan->l1, plan->t);
 		case DP_MECH_GAUSSIAN:
+		case DP_MECH_GROUPWISE:
 			return dp_discrete_gauss_delta(eps, plan->l2, plan->sigma2);
 		case DP_MECH_OSGT:
 			return dp_discrete_osgt_delta(eps, plan->l2, plan->m_lattice, plan->sigma2);
@@ -322,6 +428,7 @@ dp_noise_plan_rdp(const DpNoisePlan *plan, double alpha)
 		case DP_MECH_LAPLACE:
 			return dp_discrete_laplace_rdp(alpha, plan->l1, plan->t);
 		case DP_MECH_GAUSSIAN:
+		case DP_MECH_GROUPWISE:
 			return dp_discrete_gauss_rdp(alpha, plan->l2, plan->sigma2);
 		case DP_MECH_OSGT:
 			return dp_discrete_osgt_rdp(alpha, plan->l2, plan->m_lattice, plan->sigma2);
@@ -409,6 +516,8 @@ dp_noise_plan_halfwidth(const DpNoisePlan *plan, double level)
 				break;
 			}
 		case DP_MECH_GAUSSIAN:
+		case DP_MECH_GROUPWISE:
+			/* groupwise: the first step's (the release's own interval: dp_noise_groupwise_bar) */
 			h = discrete_osgt_halfwidth(0.0, plan->sigma2, level);
 			break;
 		case DP_MECH_OSGT:

@@ -20,6 +20,7 @@
 
 #include "accountant.h"
 #include "calibrate.h"
+#include "groupwise.h"
 #include "mechanism.h"
 #include "sample.h"
 
@@ -44,6 +45,9 @@ typedef struct DpNoisePlan
 	double		delta;
 	double		rho;			/* zCDP rho */
 	double		rdp[DP_RDP_NALPHAS];	/* D_alpha on DP_RDP_ALPHAS */
+	/* groupwise(rho, r): the sampler is the first step (gaussian(rho)); r for the second */
+	bool		groupwise;
+	DpGroupwise gw;
 } DpNoisePlan;
 
 /* Plan noise for mech at integer lattice sensitivities; false with message on error. */
@@ -54,6 +58,21 @@ extern bool dp_noise_plan(DpNoisePlan *plan, const DpMechanism *mech,
 /* Plan noise for mech at a real sensitivity (output units), lattice chosen here. */
 extern bool dp_noise_plan_real(DpNoisePlan *plan, const DpMechanism *mech,
 							   double sensitivity, char *err, size_t errlen);
+
+/*
+ * Release one integer value (lattice units) with the planned noise: x plus
+ * one draw, or for groupwise(rho, r) Algorithm 1's two steps (groupwise.c).
+ * *overflow is set when the result leaves int64.
+ */
+extern int64_t dp_noise_release(const DpNoisePlan *plan, int64_t x, DpRng *rng, bool *overflow);
+
+/*
+ * The closed interval of a groupwise release y that holds the true count with
+ * probability >= level (NAN ends when r is too large for one), and about how
+ * far y is from it (the second step's sd at y, with the first's).
+ */
+extern void dp_noise_groupwise_bar(const DpNoisePlan *plan, double y, double level,
+								   double *sd, double *lower, double *upper);
 
 /* The privacy cost of one release of the planned noise. */
 extern void dp_noise_plan_cost(const DpNoisePlan *plan, DpCost *cost);

@@ -67,10 +67,26 @@ dp_quantile_target(double q, uint64_t n, DpRational gamma, int ncells)
 double
 dp_quantile_rank_halfwidth(DpRational gamma, int ncells, double level)
 {
-	double		g = (double) gamma.num / (double) gamma.den;
+	long double g = (long double) gamma.num / (long double) gamma.den;
+	long double miss = 1.0L - (long double) level;
+	double		t;
 
-	/* rounded up: the interval is never narrower than the bound */
-	return ceil((log((double) ncells + 1.0) + log(1.0 / (1.0 - level))) / g);
+	if (!(level > 0.0 && level < 1.0) || ncells < 1 || g <= 0.0L)
+		return NAN;
+	/* N e^{-g (t + 1)} <= miss / (1 - miss), t + 1 >= (ln N + ln((1 - miss) / miss)) / g */
+	t = (double) ceill((logl((long double) ncells) + logl((1.0L - miss) / miss)) / g) - 1.0;
+	if (t < 0.0)
+		t = 0.0;
+	/* a t on the boundary that rounding may have put one too low: never narrower than the bound */
+	for (;;)
+	{
+		long double w = (long double) ncells * expl(-g * ((long double) t + 1.0L));
+
+		if (w / (1.0L + w) <= miss * (1.0L - 1e-12L))
+			break;
+		t += 1.0;
+	}
+	return t;
 }
 
 /* epsilon / (2 w) rounded down to num / 2^k. */

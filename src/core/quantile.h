@@ -71,9 +71,17 @@ extern uint64_t dp_quantile_target(double q, uint64_t n, DpRational gamma, int n
 
 /*
  * The half-width t, in ranks, of the exponential mechanism's interval at
- * level `level`: P(|cum_J - r| > d_min + t) <= (N + 1) e^{-gamma t} = 1 -
- * level, t = (ln(N + 1) + ln(1 / (1 - level))) / gamma (d_min: the least
- * |cum_j - r| of any boundary, 0 unless the values of one cell tie).
+ * level `level`: the least integer t >= 0 with P(|cum_J - r| > d_min + t)
+ * <= 1 - level on every dataset (d_min: the least |cum_j - r| of any
+ * boundary, 0 unless the values of one cell tie).  With e_j = |cum_j - r| -
+ * d_min (integers, one of them 0), the boundaries with e_j > t weigh at most
+ * e^{-gamma (t + 1)} each and there are at most N of them (N = ncells, N + 1
+ * boundaries), so the miss probability is at most
+ *     N e^{-gamma (t + 1)} / (1 + N e^{-gamma (t + 1)}),
+ * attained by data with one boundary at rank r and every other t + 1 ranks
+ * off (ncells - 1 empty cells): the bound is the exact worst case, and t is
+ * the tightest data-independent rank half-width.  (The union bound
+ * (N + 1) e^{-gamma t} gave t about 1 + 1 / gamma ranks more.)
  */
 extern double dp_quantile_rank_halfwidth(DpRational gamma, int ncells, double level);
 

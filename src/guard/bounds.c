@@ -408,6 +408,32 @@ DpHull(DpInterval *acc, const DpInterval *b)
 	acc->integral = acc->integral && b->integral;
 }
 
+/*
+ * True if node is never NULL: a constant that is not NULL, a cast of one,
+ * or a COALESCE / GREATEST / LEAST with such an argument.  (Columns may be
+ * NULL, and so may a total quotient: it is NULL for a zero divisor.)
+ */
+static bool
+DpNeverNull(Node *node)
+{
+	ListCell   *lc;
+
+	while (node != NULL && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	if (node == NULL)
+		return false;
+	if (IsA(node, Const))
+		return !((Const *) node)->constisnull;
+	if (IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 1 &&
+		DpBoundsOpOf(((FuncExpr *) node)->funcid) == DP_OP_CAST)
+		return DpNeverNull(linitial(((FuncExpr *) node)->args));
+	if (IsA(node, CoalesceExpr) || IsA(node, MinMaxExpr))
+		foreach(lc, IsA(node, CoalesceExpr) ? ((CoalesceExpr *) node)->args : ((MinMaxExpr *) node)->args)
+			if (DpNeverNull(lfirst(lc)))
+				return true;
+	return false;
+}
+
 /* The empty interval (only NULL). */
 static void
 DpSetEmpty(DpInterval *iv)
@@ -700,24 +726,26 @@ DpBoundsVar(Var *v, DpBoundsCxt *cxt, DpInterval *iv)
 	const char *col;
 	Oid			type = v->vartype;
 	Oid			readfn;
+	bool		perunit;
 
 	if (v->varlevelsup != 0 || v->varattno <= 0 || v->varno <= 0 || v->varno > list_length(cxt->rtable) ||
 		(cxt->rtis != NULL && !bms_is_member(v->varno, cxt->rtis)))
 		DpBoundsRefuse(cxt, "system columns and whole-row references are not allowed", "Found one");
 	rte = rt_fetch(v->varno, cxt->rtable);
-	if (rte->rtekind != RTE_RELATION)
+	/* a per-unit value (perunit.c): a column of a subquery whose domain its clamp gives */
+	perunit = rte->rtekind == RTE_SUBQUERY && DpPerUnitDomain(rte->subquery, v->varattno, &lo, &hi, NULL);
+	if (rte->rtekind != RTE_RELATION && !perunit)
 		DpBoundsRefuse(cxt, "arithmetic on a protected table reads columns of its tables", "Found another column");
 	if (type == BOOLOID)
 	{
 		DpSetInterval(iv, 0, 1, true);
 		return (Node *) v;
 	}
+	col = perunit ? strVal(list_nth(rte->eref->colnames, v->varattno - 1)) : get_attname(rte->relid, v->varattno, false);
 	if (!DpBoundsType(type) && type != DATEOID && type != TIMESTAMPOID && type != TIMESTAMPTZOID)
 		DpBoundsRefuse(cxt, "arithmetic on a protected table takes numbers and dates",
-					   psprintf("Column \"%s\" is of type %s", get_attname(rte->relid, v->varattno, false),
-								format_type_be(type)));
-	col = get_attname(rte->relid, v->varattno, false);
-	if (!DpBoundsDomain(rte->relid, v->varattno, type, &lo, &hi))
+					   psprintf("Column \"%s\" is of type %s", col, format_type_be(type)));
+	if (!perunit && !DpBoundsDomain(rte->relid, v->varattno, type, &lo, &hi))
 	{
 		const char *rel = quote_qualified_identifier(get_namespace_name(get_rel_namespace(rte->relid)),
 													 get_rel_name(rte->relid));
@@ -1567,16 +1595,42 @@ DpBoundsWalk(Node *node, DpBoundsCxt *cxt, DpInterval *iv)
 				List	   *args = IsA(node, CoalesceExpr) ? ((CoalesceExpr *) node)->args : ((MinMaxExpr *) node)->args;
 				List	   *newargs = NIL;
 				DpInterval	r;
+				DpInterval	strict;
 				Node	   *copy = copyObject(node);
 				ListCell   *lc;
+				bool		least = IsA(node, MinMaxExpr) && ((MinMaxExpr *) node)->op == IS_LEAST;
+				bool		greatest = IsA(node, MinMaxExpr) && ((MinMaxExpr *) node)->op == IS_GREATEST;
 
 				if (IsA(node, MinMaxExpr) && (!DpBoundsType(type) || ((MinMaxExpr *) node)->minmaxtype != type))
 					DpBoundsRefuse(cxt, "GREATEST and LEAST on a protected table compare numbers", "Found another type");
 				DpSetEmpty(iv);
+				DpSetEmpty(&strict);
 				foreach(lc, args)
 				{
 					newargs = lappend(newargs, DpBoundsWalk(lfirst(lc), cxt, &r));
 					DpHull(iv, &r);
+					/*
+					 * LEAST(a, b) lies in [min(a.lo, b.lo), min(a.hi, b.hi)]
+					 * over the arguments that are never NULL (it skips a NULL
+					 * one): a never-NULL argument's upper bound caps it
+					 * (LEAST(x, 10) <= 10); GREATEST alike, mirrored
+					 */
+					if ((least || greatest) && !DpEmpty(&r) && DpNeverNull(lfirst(lc)))
+					{
+						if (DpEmpty(&strict))
+							strict = r;
+						else if (least)
+							strict.hi = Min(strict.hi, r.hi);
+						else
+							strict.lo = Max(strict.lo, r.lo);
+					}
+				}
+				if (!DpEmpty(&strict) && !DpEmpty(iv))
+				{
+					if (least)
+						iv->hi = Min(iv->hi, strict.hi);
+					else
+						iv->lo = Max(iv->lo, strict.lo);
 				}
 				if (IsA(copy, CoalesceExpr))
 					((CoalesceExpr *) copy)->args = newargs;

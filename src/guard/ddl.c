@@ -612,22 +612,11 @@ DpDdlClassify(Node *stmt, DpDdlTargets *t)
 	}
 }
 
-/* The protected tables with their inheritance children and partitions. */
+/* The protected tables with their inheritance children and partitions (common/protected.c's families). */
 static List *
 DpProtectedFamily(void)
 {
-	List	   *family = NIL;
-	ListCell   *lc;
-
-	foreach(lc, DpProtectedTables())
-	{
-		Oid			relid = ((DpProtected *) lfirst(lc))->relid;
-
-		if (get_rel_relkind(relid) == '\0')
-			continue;
-		family = list_concat_unique_oid(family, find_all_inheritors(relid, NoLock, NULL));
-	}
-	return family;
+	return DpFamilyRelids(false);
 }
 
 /* Add (classid, objid) to the closure (and the walk's queue) unless it is pinned or known. */
@@ -763,6 +752,45 @@ DpObjectOwner(Oid classid, Oid objid)
 	}
 	table_close(catalog, AccessShareLock);
 	return owner;
+}
+
+/*
+ * See guard.h: the object of the dependency closure of relids (as for the
+ * protected tables) that belongs to an analyst, the least OID first, so
+ * that the message does not depend on the hash.
+ */
+bool
+DpDdlAnalystDependency(List *relids, Oid group, ObjectAddress *found, Oid *owner)
+{
+	HTAB	   *closure;
+	HASH_SEQ_STATUS seq;
+	DpDepEntry *e;
+	DpDepEntry *first = NULL;
+	Oid			first_owner = InvalidOid;
+
+	if (!OidIsValid(group) || relids == NIL)
+		return false;
+	closure = DpProtectedClosure(relids);
+	hash_seq_init(&seq, closure);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		Oid			o = DpObjectOwner(e->classid, e->objid);
+
+		if (!OidIsValid(o) || superuser_arg(o) || (o != group && !is_member_of_role(o, group)))
+			continue;
+		if (first == NULL || e->objid < first->objid || (e->objid == first->objid && e->classid < first->classid))
+		{
+			first = e;
+			first_owner = o;
+		}
+	}
+	if (first == NULL)
+		return false;
+	found->classId = first->classid;
+	found->objectId = first->objid;
+	found->objectSubId = 0;
+	*owner = first_owner;
+	return true;
 }
 
 /* True if the current user may vacuum, analyze or cluster relid without naming it. */

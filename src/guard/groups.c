@@ -659,9 +659,41 @@ DpGroupRelease(Query *d, Oid relid)
 {
 	ArrayType  *arrs[INDEX_MAX_KEYS];
 
+	List	   *filters = NIL;
+	bool		alone = list_length(d->rtable) == 1;
+
 	if (d->groupClause == NIL)
 		return;
-	if (list_length(d->rtable) == 1 && DpGroupPublicKeys(d, relid, 1, arrs))
+	if (!alone && d->hasAggs && list_length(d->groupClause) <= INDEX_MAX_KEYS)
+	{
+		/*
+		 * beside the table only released subqueries (a top-N subquery) and
+		 * the joins to them: where they filter the keys alone, the keys stay
+		 * listed, among their released keys (multi.c)
+		 */
+		bool		others = false;
+		int			rti = 0;
+		ListCell   *lc;
+
+		foreach(lc, d->rtable)
+		{
+			RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+			if (++rti > 1 && r->rtekind != RTE_JOIN && !DpMultiIsReleased(r))
+				others = true;
+		}
+		if (!others && DpGroupPublicKeys(d, relid, 1, arrs))
+		{
+			Node	   *keys[INDEX_MAX_KEYS];
+			int			k = 0;
+
+			foreach(lc, d->groupClause)
+				keys[k++] = (Node *) get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), d->targetList);
+			filters = DpMultiDetachKeyFilters(d, 1, keys, k);
+			alone = filters != NIL;
+		}
+	}
+	if (alone && DpGroupPublicKeys(d, relid, 1, arrs))
 	{
 		AttrNumber	atts[INDEX_MAX_KEYS];
 		Node	   *keys[INDEX_MAX_KEYS];
@@ -684,6 +716,8 @@ DpGroupRelease(Query *d, Oid relid)
 								  DpIsNotNull((Expr *) makeVar(1, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0)),
 								  all_columns ? DpKeyOnlyQuals(d->jointree->quals, 1, atts, k) : NIL);
 		DpNarrowKeyList(d, narrow, 1);
+		if (filters != NIL)
+			DpMultiAttachKeyFilters(d, filters);
 	}
 	else
 		DpAddPartitionKeep(d, 0);

@@ -67,8 +67,8 @@ DpTopLevelProtected(Query *q, List *prot)
  * other policy stays (a DBA's policy that scopes an analyst to a tenant's
  * rows scopes the dp query too).
  */
-static void
-DpElevate(Query *d, RangeTblEntry *rte)
+void
+DpGuardElevate(Query *d, RangeTblEntry *rte)
 {
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
 	Oid			marker = DpAnalystRowsFunction();
@@ -460,6 +460,15 @@ DpInlineProtectedCtes(Query *q)
 	(void) query_tree_walker(q, DpInlineCtesBelow, NULL, 0);
 }
 
+/* See guard.h: flatten the FROM-subqueries of q that only filter, project or join the protected table. */
+bool
+DpGuardFlatten(Query *q, List *prot)
+{
+	if (DpTopLevelProtected(q, prot) != NULL)
+		return false;
+	return DpFlattenRawSubquery(q, prot) || DpFlattenJoinedSubquery(q, prot);
+}
+
 /* The DP query of an analyst's query (q itself, or the query it wraps), processed. */
 void
 DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
@@ -472,6 +481,9 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	p = DpTopLevelProtected(parse, prot);
 	if (p == NULL && (DpFlattenRawSubquery(parse, prot) || DpFlattenJoinedSubquery(parse, prot)))
 		p = DpTopLevelProtected(parse, prot);
+	/* an aggregate over per-unit aggregates of a table with a privacy unit (perunit.c) */
+	if (p == NULL && DpPerUnitQuery(parse, prot, check, depth))
+		return;
 	if (p == NULL)
 	{
 		RangeTblEntry *sub = DpWrappedDpQuery(parse);
@@ -491,11 +503,11 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	DpShapeValidate(parse, p, &shape);
 	DpRefuseUnitGroups(parse, p, shape.prot_rti);
 	d = DpReleaseSplit(parse, &shape);
-	DpElevate(d, rt_fetch(shape.prot_rti, d->rtable));
+	DpGuardElevate(d, rt_fetch(shape.prot_rti, d->rtable));
 	if (shape.partner_rti != 0)
 	{
 		/* two tables joined on their unit: the joined rows are bounded per unit (unitjoin.c) */
-		DpElevate(d, rt_fetch(shape.partner_rti, d->rtable));
+		DpGuardElevate(d, rt_fetch(shape.partner_rti, d->rtable));
 		DpUnitJoinBound(&shape, &ub);
 		DpBoundUnits(d, shape.prot_rti, p->relid, true, &ub);
 		check->bounded = true;
@@ -508,6 +520,12 @@ DpGuardDpQuery(Query *parse, List *prot, DpPlanCheck *check, int depth)
 	else
 		DpGroupRelease(d, p->relid);
 	DpCanonicalReleasedKeys(d);
+	/* the error bars of averages beside their groups, in the output's order (order.c) */
+	DpReleaseNoteKeys(d);
+	if (depth == 0)
+		DpReleaseOrderWrap(parse, d);
+	/* foreign partitions: what their servers may not evaluate stays here (partitions.c) */
+	DpPartitionsKeepLocal(d);
 }
 
 /*
@@ -549,7 +567,8 @@ DpGuardCountedQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
  */
 static const char *const dp_guard_row_functions[] = {
 	"domain_read", "domain_key_read", "clamp_float8", "key_window", "key_finite",
-	"run_constant", "run_like_pattern", "run_check", "canonical_key",
+	"run_constant", "run_like_pattern", "run_check", "canonical_key", "release_keys", "release_order",
+	"keep_local",
 };
 
 /* check_functions_in_node callback: is fn one of the guard's own row functions? */
@@ -592,6 +611,8 @@ DpCallsGuardRowFunction(Node *node, void *context)
 static void
 DpGuardAnalystQuery(Query *parse, List *prot, DpPlanCheck *check)
 {
+	/* a partition or inheritance child read on its own, an unprotected parent of one (partitions.c) */
+	DpPartitionsCheckQuery(parse);
 	check->views = DpUnwrapTrustedViews(parse);	/* a DBA's views: judged as what they expand to */
 	DpInlineProtectedCtes(parse);
 	if (DpReadsProtected(parse) == 0)
@@ -622,6 +643,7 @@ DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 
 	memset(check, 0, sizeof(DpPlanCheck));
 	DpMultiReset();				/* no released subquery of an earlier query is one of this one's */
+	DpPerUnitReset();			/* nor a per-unit subquery */
 	DpRowStepsReset();
 	if (parse->commandType == CMD_UTILITY)
 		return;
@@ -644,6 +666,9 @@ DpGuardBeforePlanning(Query *parse, DpPlanCheck *check)
 	check->active = true;
 	DpReadsBeforePlanning(parse, check);
 	check->run_constants = DpRunConstantsMade() != made;
+	/* a family with foreign partitions: postgres_fdw tables with safe options (partitions.c) */
+	if (check->analyst && check->protected_reads > 0)
+		DpPartitionsCheckShards(parse);
 }
 
 /* After planning: the final plan's checks and stamp. */
@@ -651,6 +676,8 @@ void
 DpGuardAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 {
 	DpReadsAfterPlanning(stmt, check);
+	if (check->active && check->analyst && stmt->commandType != CMD_UTILITY)
+		DpPartitionsCheckPlan(stmt);
 	/* the views unwrapped: a change of one (or of its privileges) plans the query again */
 	stmt->relationOids = list_concat(stmt->relationOids, check->views);
 	if (check->masked)

@@ -33,8 +33,14 @@
  *  3. Every read of a protected table in an analyst's session is the DP level
  *     of a validated query, read with the owner's rights for that plan only:
  *     reads that appear after the guard looked (inlined SQL functions,
- *     inheritance) are refused where the plan is final, and a plan runs only
- *     in the session state it was planned for.  [reads.c]
+ *     inheritance under an unprotected parent) are refused where the plan is
+ *     final, and a plan runs only in the session state it was planned for.
+ *     [reads.c]  A partitioned table or inheritance parent is one protected
+ *     table with its partitions and children at any depth, now and later:
+ *     read through the table at the top only, never a member alone; a table
+ *     joining it must be one no analyst can shape, one leaving it stays
+ *     protected; a foreign partition's server evaluates nothing that could
+ *     fail there and aggregates nothing.  [partitions.c]
  *  4. Bounds, bins and mechanisms are evaluated once, before the charge, and
  *     the plan carries the values (callsite.c).  Every expression evaluated on
  *     protected rows is total: no data-dependent error, notice or side effect;
@@ -67,6 +73,7 @@
 
 #include "compat.h"
 
+#include "catalog/objectaddress.h"
 #include "executor/execdesc.h"
 #include "nodes/parsenodes.h"
 #include "nodes/pathnodes.h"
@@ -258,6 +265,10 @@ extern void DpShapeValidate(Query *q, DpProtected *target, DpShape *shape);
  */
 extern void DpTranslatePlainAggregates(Query *q, DpProtected *p);
 
+/* translate.c: the bounds of aggregate a's argument over protected table p (at prot_rti) of q (ERROR without). */
+extern void DpTranslateArgumentBounds(Query *q, DpProtected *p, int prot_rti, Aggref *a, const char *agg,
+									  Oid argtype, double *lo, double *hi);
+
 /* False if a LIKE pattern ends with its escape character (it would fail on the rows that reach its end). */
 extern bool DpLikePatternComplete(const char *p);
 
@@ -285,6 +296,10 @@ extern Node *DpRowExpression(Node *node, Bitmapset *rtis, List *rtable, const ch
 /* dp_pg.clamp_float8(numeric, float8, float8), total; InvalidOid if absent. */
 /* guard.c */
 extern void DpInlineProtectedCtes(Query *q);
+/* Read a DP level's protected table (entry rte of d) with its owner's rights, without the analysts' policy. */
+extern void DpGuardElevate(Query *d, RangeTblEntry *rte);
+/* Flatten q's FROM-subqueries that only filter, project or join its protected table; true if it did. */
+extern bool DpGuardFlatten(Query *q, List *prot);
 extern Oid	DpAnalystRowsFunction(void);
 
 /* keys.c — generalising expressions of a column (date_trunc, extract, width_bucket, ...) */
@@ -458,6 +473,17 @@ extern Node *DpRegexRowExpr(OpExpr *op, const char *where);
 extern Query *DpReleaseSplit(Query *q, DpShape *shape);
 
 /* ------------------------------------------------------------------------
+ * order.c — the error bars of released values beside their groups
+ * ------------------------------------------------------------------------
+ */
+
+/* DP level d names the keys of each released group whose values have bars of their own (dp_avg). */
+extern void DpReleaseNoteKeys(Query *d);
+
+/* The top level q over DP level d reports the order of its output rows (plain post-processing only). */
+extern void DpReleaseOrderWrap(Query *q, Query *d);
+
+/* ------------------------------------------------------------------------
  * canonical.c — released keys are functions of their equality class
  * ------------------------------------------------------------------------
  */
@@ -530,6 +556,9 @@ extern void DpBoundUnits(Query *d, int prot_rti, Oid relid, bool is_protected, c
 /* The table a trusted role's dp query must bound per unit, or NULL (see units.c). */
 extern DpProtected *DpTrustedUnitTarget(Query *q, List *prot);
 
+/* Keep at most g cells per unit of q1 (grouped by the unit first): its row_number() column in random order. */
+extern AttrNumber DpUnitRankColumn(Query *q1);
+
 /* True if relid has a privacy unit, declared or requested by dp_pg.privacy_unit. */
 extern bool DpIsUnitTable(List *prot, Oid relid);
 
@@ -570,6 +599,32 @@ extern bool DpReadsRunPush(QueryDesc *queryDesc);
 extern void DpReadsRunPop(bool pushed);
 
 /* ------------------------------------------------------------------------
+ * partitions.c — partitioned tables, inheritance parents, foreign partitions
+ * ------------------------------------------------------------------------
+ */
+
+/* ERROR 42501 if an analyst's query reads a partition or inheritance child of a protected table on its own, or an unprotected parent of one. */
+extern void DpPartitionsCheckQuery(Query *parse);
+
+/* Before planning an analyst's query that reads a family holding foreign tables: ERROR 42501 unless each is a postgres_fdw table fit to be read (partitions.c). */
+extern void DpPartitionsCheckShards(Query *parse);
+
+/* get_relation_info_hook: a foreign table of a family, planned for an analyst, has no join or aggregate pushed to its server. */
+extern void DpPartitionsRelationInfo(Oid relid, RelOptInfo *rel);
+
+/* A DP level over a family with foreign tables: row predicates a remote server may not evaluate stay here (dp_pg.keep_local). */
+extern void DpPartitionsKeepLocal(Query *d);
+
+/* After planning an analyst's query: ERROR 42501 unless each foreign scan of a family is a plain, safe postgres_fdw read. */
+extern void DpPartitionsCheckPlan(PlannedStmt *stmt);
+
+/* ProcessUtility, before (after = false) and after the statement ran: tables joining or leaving a family. */
+extern void DpPartitionsUtility(Node *stmt, bool after);
+
+/* ddl.c: true if the dependency closure of relids holds an object of an analyst (a member of group): it, and its owner. */
+extern bool DpDdlAnalystDependency(List *relids, Oid group, ObjectAddress *found, Oid *owner);
+
+/* ------------------------------------------------------------------------
  * multi.c — several releases in one query
  * ------------------------------------------------------------------------
  */
@@ -586,8 +641,28 @@ extern bool DpMultiIsReleased(RangeTblEntry *r);
 /* True if released entry r (at rti) is joined to the protected table on every column it keeps. */
 extern bool DpMultiReleasedJoined(List *quals, int rti, RangeTblEntry *r, int prot_rti);
 
+/* Take the released subqueries that filter only GROUP BY keys out of DP level q's join tree (see multi.c). */
+extern List *DpMultiDetachKeyFilters(Query *q, int prot_rti, Node **keys, int nkeys);
+
+/* Join them to q's list of public keys instead (after DpRewritePublicGroupsCore). */
+extern void DpMultiAttachKeyFilters(Query *q, List *filters);
+
 /* Decompose a query level with grouping sets or a constant series into one release each. */
 extern bool DpMultiSplit(Query *q, List *prot, DpPlanCheck *check, int depth);
+
+/* ------------------------------------------------------------------------
+ * perunit.c — aggregates over per-unit aggregates
+ * ------------------------------------------------------------------------
+ */
+
+/* Forget the per-unit subqueries of an earlier statement. */
+extern void DpPerUnitReset(void);
+
+/* Validate and rewrite an aggregate over per-unit aggregates of a unit table; false if q is not one. */
+extern bool DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth);
+
+/* The domain of column attno of per-unit subquery v, if it is a per-unit value (bounds.c reads it). */
+extern bool DpPerUnitDomain(Query *v, AttrNumber attno, double *lo, double *hi, bool *integral);
 
 /* ------------------------------------------------------------------------
  * unitjoin.c — two protected tables joined on their shared privacy unit

@@ -345,6 +345,291 @@ DpMultiReleasedJoined(List *quals, int rti, RangeTblEntry *r, int prot_rti)
 }
 
 /* ------------------------------------------------------------------------
+ * Released subqueries that filter listed keys
+ * ------------------------------------------------------------------------
+ */
+
+/* A released subquery detached from a DP level's join tree: it filters the listed keys. */
+typedef struct DpKeyFilter
+{
+	RangeTblEntry *rte;			/* the released subquery */
+	int			nkeys;
+	AttrNumber	cols[INDEX_MAX_KEYS];	/* its columns, */
+	int			keys[INDEX_MAX_KEYS];	/* each equated to this GROUP BY key (0-based), */
+	Oid			eqops[INDEX_MAX_KEYS];	/* by this equality */
+	Oid			colls[INDEX_MAX_KEYS];
+} DpKeyFilter;
+
+/* Walker: true if node reads a column of range-table entry *rti (this query level). */
+static bool
+DpMultiReadsEntry(Node *node, int *rti)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == *rti;
+	if (IsA(node, Query))
+		return false;
+	return expression_tree_walker(node, DpMultiReadsEntry, rti);
+}
+
+/* The AND-ed conjuncts of qual appended to *list. */
+static void
+DpMultiConjuncts(List **list, Node *qual)
+{
+	if (qual == NULL)
+		return;
+	if (IsA(qual, BoolExpr) && ((BoolExpr *) qual)->boolop == AND_EXPR)
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((BoolExpr *) qual)->args)
+			DpMultiConjuncts(list, lfirst(lc));
+	}
+	else
+		*list = lappend(*list, qual);
+}
+
+/*
+ * The join tree node without the reference to entry rti, which must be a
+ * member of an inner join (or of the FROM list); the quals of the inner
+ * joins it dissolves are appended to *quals.  Sets *found.  NULL in place of
+ * the reference itself.
+ */
+static Node *
+DpMultiDropRef(Node *node, int rti, List **quals, bool *found, bool *outer)
+{
+	if (IsA(node, RangeTblRef))
+	{
+		if (((RangeTblRef *) node)->rtindex != rti)
+			return node;
+		*found = true;
+		return NULL;
+	}
+	if (IsA(node, JoinExpr))
+	{
+		JoinExpr   *j = (JoinExpr *) node;
+		bool		before = *found;
+
+		j->larg = DpMultiDropRef(j->larg, rti, quals, found, outer);
+		j->rarg = DpMultiDropRef(j->rarg, rti, quals, found, outer);
+		if (*found && !before)
+		{
+			if (j->jointype != JOIN_INNER)
+				*outer = true;
+			if (j->larg == NULL || j->rarg == NULL)
+			{
+				/* the join of the other side with it: the other side, its condition a filter */
+				DpMultiConjuncts(quals, j->quals);
+				return j->larg != NULL ? j->larg : j->rarg;
+			}
+		}
+		return node;
+	}
+	if (IsA(node, FromExpr))
+	{
+		FromExpr   *f = (FromExpr *) node;
+		List	   *items = NIL;
+		ListCell   *lc;
+
+		foreach(lc, f->fromlist)
+		{
+			Node	   *item = DpMultiDropRef(lfirst(lc), rti, quals, found, outer);
+
+			if (item != NULL)
+				items = lappend(items, item);
+		}
+		f->fromlist = items;
+		return node;
+	}
+	return node;
+}
+
+/*
+ * Released subqueries of DP level q (a top-N subquery joined to the
+ * protected table, at prot_rti) whose every column is equated only to a
+ * GROUP BY key column of the table (keys[0..nkeys-1], the DP level's keys):
+ * they filter which keys are released, not which rows are counted, so on a
+ * GROUP BY of public keys they are taken out of the join tree (their slots
+ * left empty) and DpMultiAttachKeyFilters joins them to the key list
+ * instead: only the listed keys among their released keys appear, without
+ * partition selection.  A row whose key they do not hold then falls into no
+ * listed group, as before into no joined row.  NIL (q unchanged) if q has
+ * none, or one that is joined otherwise (then it stays a filter of rows).
+ */
+List *
+DpMultiDetachKeyFilters(Query *q, int prot_rti, Node **keys, int nkeys)
+{
+	List	   *filters = NIL;
+	List	   *conjuncts = NIL;
+	ListCell   *lc;
+	int			rti = 0;
+
+	if (q->jointree == NULL)
+		return NIL;
+	/* every conjunct of the join tree (the inner joins' and WHERE) */
+	{
+		List	   *stack = list_make1(q->jointree);
+
+		while (stack != NIL)
+		{
+			Node	   *n = linitial(stack);
+
+			stack = list_delete_first(stack);
+			if (IsA(n, FromExpr))
+			{
+				DpMultiConjuncts(&conjuncts, ((FromExpr *) n)->quals);
+				stack = list_concat(stack, list_copy(((FromExpr *) n)->fromlist));
+			}
+			else if (IsA(n, JoinExpr))
+			{
+				DpMultiConjuncts(&conjuncts, ((JoinExpr *) n)->quals);
+				stack = lappend(lappend(stack, ((JoinExpr *) n)->larg), ((JoinExpr *) n)->rarg);
+			}
+		}
+	}
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+		DpKeyFilter *f;
+		ListCell   *c;
+
+		rti++;
+		if (!DpMultiIsReleased(r))
+			continue;
+		f = palloc0(sizeof(DpKeyFilter));
+		f->rte = r;
+		foreach(c, conjuncts)
+		{
+			Var		   *mine;
+			Var		   *theirs;
+			int			k = -1;
+
+			if (!DpMultiReadsEntry(lfirst(c), &rti))
+				continue;
+			if (DpEquatedColumns(lfirst(c), rti, prot_rti, &mine, &theirs))
+				for (int i = 0; i < nkeys; i++)
+					if (IsA(keys[i], Var) && ((Var *) keys[i])->varno == prot_rti &&
+						((Var *) keys[i])->varattno == theirs->varattno)
+						k = i;
+			if (k < 0 || f->nkeys >= INDEX_MAX_KEYS)
+				return NIL;		/* joined to something else: a filter of rows */
+			f->cols[f->nkeys] = mine->varattno;
+			f->keys[f->nkeys] = k;
+			f->eqops[f->nkeys] = ((OpExpr *) lfirst(c))->opno;
+			f->colls[f->nkeys] = ((OpExpr *) lfirst(c))->inputcollid;
+			f->nkeys++;
+		}
+		if (f->nkeys == 0)
+			return NIL;
+		filters = lappend(filters, f);
+	}
+	if (filters == NIL)
+		return NIL;
+	/* out of the join tree: their references, the joins they dissolve, their equalities */
+	{
+		List	   *quals = NIL;
+		List	   *kept = NIL;
+		bool		outer = false;
+		FromExpr   *tree = copyObject(q->jointree);
+		int			n = list_length(q->rtable);
+
+		for (rti = 1; rti <= n; rti++)
+		{
+			bool		found = false;
+
+			if (!DpMultiIsReleased(rt_fetch(rti, q->rtable)))
+				continue;
+			(void) DpMultiDropRef((Node *) tree, rti, &quals, &found, &outer);
+			if (!found || outer)
+				return NIL;		/* under an outer join: left as it is */
+		}
+		DpMultiConjuncts(&quals, tree->quals);
+		foreach(lc, quals)
+		{
+			bool		released = false;
+
+			for (rti = 1; rti <= n; rti++)
+				if (DpMultiIsReleased(rt_fetch(rti, q->rtable)) && DpMultiReadsEntry(lfirst(lc), &rti))
+					released = true;
+			if (!released)
+				kept = lappend(kept, lfirst(lc));
+		}
+		tree->quals = kept == NIL ? NULL :
+			list_length(kept) == 1 ? linitial(kept) : (Node *) makeBoolExpr(AND_EXPR, kept, -1);
+		q->jointree = tree;
+	}
+	/* their slots hold nothing now (each is read once, where it is attached) */
+	rti = 0;
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+		rti++;
+		if (DpMultiIsReleased(r))
+		{
+			RangeTblEntry *empty = makeNode(RangeTblEntry);
+
+			empty->rtekind = RTE_RESULT;
+			empty->eref = makeAlias("dp_key_filter", NIL);
+			lfirst(lc) = empty;
+		}
+	}
+	return filters;
+}
+
+/*
+ * Join the released subqueries that DpMultiDetachKeyFilters took out of q's
+ * join tree to q's list of public keys (its VALUES entry, after
+ * DpRewritePublicGroupsCore), on the key columns they were equated to.
+ */
+void
+DpMultiAttachKeyFilters(Query *q, List *filters)
+{
+	int			values_rti = 0;
+	int			rti = 0;
+	ListCell   *lc;
+	List	   *quals = NIL;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+		rti++;
+		if (r->rtekind == RTE_VALUES && strcmp(r->eref->aliasname, "dp_public_keys") == 0)
+			values_rti = rti;
+	}
+	if (values_rti == 0)
+		elog(ERROR, "dp_pg: the released keys of a top-N subquery have no key list to filter");
+	DpMultiConjuncts(&quals, q->jointree->quals);
+	foreach(lc, filters)
+	{
+		DpKeyFilter *f = lfirst(lc);
+		RangeTblEntry *vals = rt_fetch(values_rti, q->rtable);
+		RangeTblRef *ref = makeNode(RangeTblRef);
+
+		q->rtable = lappend(q->rtable, f->rte);
+		ref->rtindex = list_length(q->rtable);
+		q->jointree->fromlist = lappend(q->jointree->fromlist, ref);
+		for (int i = 0; i < f->nkeys; i++)
+		{
+			TargetEntry *te = list_nth_node(TargetEntry, f->rte->subquery->targetList, f->cols[i] - 1);
+			Node	   *mine = (Node *) makeVar(ref->rtindex, f->cols[i], exprType((Node *) te->expr),
+												exprTypmod((Node *) te->expr), exprCollation((Node *) te->expr), 0);
+			int			k = f->keys[i];
+			Node	   *key = (Node *) makeVar(values_rti, k + 1, list_nth_oid(vals->coltypes, k),
+											   list_nth_int(vals->coltypmods, k), list_nth_oid(vals->colcollations, k), 0);
+			OpExpr	   *eq = (OpExpr *) make_opclause(f->eqops[i], BOOLOID, false, (Expr *) key, (Expr *) mine,
+													  InvalidOid, f->colls[i]);
+
+			set_opfuncid(eq);
+			quals = lappend(quals, eq);
+		}
+	}
+	q->jointree->quals = list_length(quals) == 1 ? linitial(quals) : (Node *) makeBoolExpr(AND_EXPR, quals, -1);
+}
+
+/* ------------------------------------------------------------------------
  * Grouping sets and constant series
  * ------------------------------------------------------------------------
  */

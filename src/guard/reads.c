@@ -46,6 +46,7 @@
 #include "utils/varlena.h"
 #include "catalog/pg_class.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
 #include "utils/lsyscache.h"
 
 #include "release.h"
@@ -71,11 +72,19 @@ typedef struct DpReadCount
 	bool		dp_aggregates;
 } DpReadCount;
 
-/* Count one relation read. */
+/*
+ * Count one relation read (inh: with its inheritance children or
+ * partitions).  A member of a protected table's family read on its own (a
+ * partition named in the query), or an ancestor read with its children,
+ * reads protected rows: a protected read.
+ */
 static void
-DpCountRelation(Oid relid, DpReadCount *c)
+DpCountRelation(Oid relid, bool inh, DpReadCount *c)
 {
-	if (DpFindProtected(c->prot, relid) != NULL)
+	DpFamilyKind kind = c->prot != NIL ? DpFamilyOf(relid, NULL) : DP_FAMILY_NONE;
+
+	if (DpFindProtected(c->prot, relid) != NULL || kind == DP_FAMILY_MEMBER ||
+		(kind == DP_FAMILY_ANCESTOR && inh))
 		c->protected_reads++;
 	if (DpStatsMaskedCatalog(relid))
 		c->catalog_reads++;
@@ -96,7 +105,7 @@ DpCountWalker(Node *node, DpReadCount *c)
 		RangeTblEntry *r = (RangeTblEntry *) node;
 
 		if (r->rtekind == RTE_RELATION)
-			DpCountRelation(r->relid, c);
+			DpCountRelation(r->relid, r->inh, c);
 		return false;
 	}
 	if (IsA(node, Aggref) && DpKindOfAggregate(((Aggref *) node)->aggfnoid) != NULL)
@@ -243,21 +252,61 @@ DpStmtHasDpAggregate(PlannedStmt *stmt)
 	return DpPlanWalkStmt(stmt, DpDpAggregateVisitor, NULL);
 }
 
-/* Count the relations of a plan's flattened range table. */
+/*
+ * Count the relations of a plan's flattened range table.  A partition or
+ * inheritance child the planner expanded from a protected table (an
+ * appendrel child of it, at any depth: stmt->appendRelations) is read under
+ * that table's protection, as part of its one read; any other relation
+ * counts on its own, so a protected table or member reached through an
+ * unprotected parent (a UNION ALL, an ancestor) is a read the guard never
+ * saw.
+ */
 static void
 DpCountPlan(PlannedStmt *stmt, DpReadCount *c)
 {
 	ListCell   *lc;
+	int			n = list_length(stmt->rtable);
+	Index	   *parent = NULL;
+	Index		i = 0;
 
 	memset(c, 0, sizeof(*c));
 	c->prot = DpProtectedTables();
+	if (stmt->appendRelations != NIL && c->prot != NIL)
+	{
+		parent = palloc0(sizeof(Index) * (n + 1));
+		foreach(lc, stmt->appendRelations)
+		{
+			AppendRelInfo *a = lfirst_node(AppendRelInfo, lc);
+
+			if (a->child_relid >= 1 && a->child_relid <= n && a->parent_relid <= n)
+				parent[a->child_relid] = a->parent_relid;
+		}
+	}
 	foreach(lc, stmt->rtable)
 	{
 		RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+		bool		covered = false;
 
-		if (r->rtekind == RTE_RELATION)
-			DpCountRelation(r->relid, c);
+		i++;
+		if (r->rtekind != RTE_RELATION)
+			continue;
+		if (parent != NULL)
+		{
+			Index		up = parent[i];
+
+			for (int steps = 0; up != 0 && !covered && steps < n; steps++)
+			{
+				RangeTblEntry *p = rt_fetch(up, stmt->rtable);
+
+				covered = p->rtekind == RTE_RELATION && DpFindProtected(c->prot, p->relid) != NULL;
+				up = parent[up];
+			}
+		}
+		if (!covered)
+			DpCountRelation(r->relid, r->inh, c);
 	}
+	if (parent != NULL)
+		pfree(parent);
 }
 
 /* The stamp of kind cacheid on a plan, or NULL. */
@@ -306,7 +355,7 @@ DpReadsAfterPlanning(PlannedStmt *stmt, DpPlanCheck *check)
 		DpStamp(stmt, DP_STAMP_RUNCONST, 0);
 	DpCountPlan(stmt, &c);
 	if ((c.protected_reads > check->protected_reads && check->analyst) ||
-		(c.catalog_reads > check->catalog_reads && check->masked) ||
+		(c.catalog_reads > check->catalog_reads && check->masked && (check->analyst || DpStatsAnyHidden())) ||
 		(c.sequence_reads > 0 && check->masked))
 		DpGuardRefuse("this query reads a protected table or a masked catalog through a function",
 					  "Functions that the planner inlines are not guarded; read the table directly in a dp query.");

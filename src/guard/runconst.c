@@ -103,6 +103,33 @@ DpRunConstMutator(Node *node, DpRunConstContext *c)
 
 #define DP_BIND_FIELD(f) ((f) = (void *) DpRunConstMutator((Node *) (f), c))
 
+/*
+ * The run-time constants of a partition pruning's steps: a WHERE on the
+ * partition key with a bound parameter or a stable function (day >=
+ * current_date - 30) prunes partitions when the executor starts, with the
+ * value bound here.
+ */
+static void
+DpRunConstPruning(PartitionPruneInfo *pi, DpRunConstContext *c)
+{
+	ListCell   *lc;
+	ListCell   *lc2;
+	ListCell   *lc3;
+
+	if (pi == NULL)
+		return;
+	foreach(lc, pi->prune_infos)
+		foreach(lc2, (List *) lfirst(lc))
+		{
+			PartitionedRelPruneInfo *p = lfirst_node(PartitionedRelPruneInfo, lc2);
+			List	   *steps = list_concat(list_copy(p->initial_pruning_steps), p->exec_pruning_steps);
+
+			foreach(lc3, steps)
+				if (IsA(lfirst(lc3), PartitionPruneStepOp))
+					DP_BIND_FIELD(((PartitionPruneStepOp *) lfirst(lc3))->exprs);
+		}
+}
+
 /* Plan visitor: replace the run-time constants of the expressions a row meets. */
 static bool
 DpRunConstVisitor(Plan *plan, void *context)
@@ -155,6 +182,24 @@ DpRunConstVisitor(Plan *plan, void *context)
 			DP_BIND_FIELD(((Limit *) plan)->limitOffset);
 			DP_BIND_FIELD(((Limit *) plan)->limitCount);
 			break;
+		case T_ForeignScan:
+			DP_BIND_FIELD(((ForeignScan *) plan)->fdw_exprs);
+			DP_BIND_FIELD(((ForeignScan *) plan)->fdw_recheck_quals);
+			break;
+		case T_Hash:
+			DP_BIND_FIELD(((Hash *) plan)->hashkeys);
+			break;
+		case T_Memoize:
+			DP_BIND_FIELD(((Memoize *) plan)->param_exprs);
+			break;
+#if PG_VERSION_NUM < 180000
+		case T_Append:
+			DpRunConstPruning(((Append *) plan)->part_prune_info, c);
+			break;
+		case T_MergeAppend:
+			DpRunConstPruning(((MergeAppend *) plan)->part_prune_info, c);
+			break;
+#endif
 		default:
 			break;
 	}
@@ -211,6 +256,14 @@ DpRunConstantsBind(QueryDesc *queryDesc, int eflags)
 		queryDesc->plannedstmt = copyObject(queryDesc->plannedstmt);
 		MemoryContextSwitchTo(old);
 		(void) DpPlanWalkStmt(queryDesc->plannedstmt, DpRunConstVisitor, &c);
+#if PG_VERSION_NUM >= 180000
+		{
+			ListCell   *lc;
+
+			foreach(lc, queryDesc->plannedstmt->partPruneInfos)
+				DpRunConstPruning(lfirst_node(PartitionPruneInfo, lc), &c);
+		}
+#endif
 	}
 	PG_FINALLY();
 	{

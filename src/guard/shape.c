@@ -977,6 +977,44 @@ DpIsDistinctUnitCount(Aggref *agg, const DpAggKind *kind, DpReleaseCheck *cxt)
 		strcmp(get_attname(cxt->prot->relid, v->varattno, false), NameStr(cxt->prot->unit)) == 0;
 }
 
+/*
+ * dp_count(DISTINCT x, mech) of any other value x (what count(DISTINCT x)
+ * becomes without public keys): the number of distinct values, a noisy
+ * count whose sensitivity is the values one person can add or remove — 1
+ * on a table without a privacy unit (one row), and on a table with one the
+ * at most max_rows_per_unit values each unit keeps per cell (units.c,
+ * distinct.c).  x must be of a type whose equality and ordering cannot
+ * fail (the DISTINCT sorts or hashes it): numbers, dates, times, booleans,
+ * text under a deterministic collation (a nondeterministic one would merge
+ * spellings of one value: still at most one class per row, but refused like
+ * such keys).
+ */
+static bool
+DpIsDistinctValueCount(Aggref *agg, const DpAggKind *kind)
+{
+	ListCell   *lc;
+	bool		value = false;
+	Oid			type;
+
+	if (kind != &dp_count_kind || agg->aggorder != NIL || agg->aggdistinct == NIL)
+		return false;
+	foreach(lc, agg->aggdistinct)
+	{
+		TargetEntry *te = get_sortgroupclause_tle(lfirst_node(SortGroupClause, lc), agg->args);
+
+		if (te->resno == 1)
+			value = true;
+		else if (te->resno != kind->mech_argno + 1)
+			return false;
+	}
+	type = exprType((Node *) linitial_node(TargetEntry, agg->args)->expr);
+	if (!value || !DpSafeComparisonType(type))
+		return false;
+	if (OidIsValid(agg->inputcollid) && !get_collation_isdeterministic(agg->inputcollid))
+		return false;
+	return true;
+}
+
 /* A dp aggregate of the DP level: its kind, arguments and FILTER (rewritten in place). */
 static void
 DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
@@ -1001,9 +1039,11 @@ DpCheckDpAggregate(Aggref *agg, DpReleaseCheck *cxt)
 	/* its released labels are keys (canonical.c) */
 	if (kind == &dp_histogram_keys_kind && DpSessionIsAnalyst())
 		DpCanonicalCheckKey((Node *) linitial_node(TargetEntry, agg->args)->expr, "a dp_histogram key");
-	if ((agg->aggdistinct != NIL && !DpIsDistinctUnitCount(agg, kind, cxt)) || agg->aggorder != NIL)
+	if ((agg->aggdistinct != NIL && !DpIsDistinctUnitCount(agg, kind, cxt) && !DpIsDistinctValueCount(agg, kind)) ||
+		agg->aggorder != NIL)
 		DpGuardRefuse("DISTINCT and ORDER BY inside a dp aggregate are not allowed on a protected table",
-					  "Use the aggregate on the column itself; count(DISTINCT <privacy unit>) counts persons.");
+					  "Use the aggregate on the column itself; count(DISTINCT <privacy unit>) counts persons, "
+					  "count(DISTINCT <column>) the distinct values of a number, date, time, boolean or text column.");
 	cxt->row.where = "an aggregate FILTER clause";
 	agg->aggfilter = (Expr *) DpRowExpr((Node *) agg->aggfilter, &cxt->row);
 	foreach(lc, agg->args)

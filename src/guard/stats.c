@@ -5,7 +5,8 @@
  * Hidden relations: for an analyst, every protected table of the database
  * (a direct grant does not make its statistics safe), for any other user but
  * a superuser the protected tables it may not read; with each one, its
- * indexes, its TOAST table and TOAST index, and the sequences it owns.
+ * partitions and inheritance children at any depth, their indexes, TOAST
+ * tables and TOAST indexes, the sequences they own, and its parents.
  * The set is computed per user and cached until the session's analyst epoch,
  * the user or the protected set changes (protected.c).
  *
@@ -210,16 +211,24 @@ DpHiddenRefresh(void)
 	{
 		DpProtected *p = lfirst(lc);
 		List	   *owned;
+		List	   *members;
 		List	   *ancestors;
 		ListCell   *lc2;
 		bool		missing = false;
 
 		if ((!analyst && pg_class_aclcheck_ext(p->relid, user, ACL_SELECT, &missing) == ACLCHECK_OK) || missing)
 			continue;			/* readable, or dropped since it was protected */
-		DpHideRelation(p->relid);
-		owned = getOwnedSequences(p->relid);
-		foreach(lc2, owned)
-			DpHide(lfirst_oid(lc2));
+		/* with its partitions and inheritance children: its family (common/protected.c) */
+		members = find_all_inheritors(p->relid, NoLock, NULL);
+		foreach(lc2, members)
+		{
+			ListCell   *lc3;
+
+			DpHideRelation(lfirst_oid(lc2));
+			owned = getOwnedSequences(lfirst_oid(lc2));
+			foreach(lc3, owned)
+				DpHide(lfirst_oid(lc3));
+		}
 		/* a parent's numbers (inherited statistics, reltuples of a partitioned table) include it */
 		ancestors = DpParentsOf(p->relid);
 		foreach(lc2, ancestors)
@@ -770,19 +779,39 @@ DpStatsRelationInfo(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *re
 	BlockNumber pages;
 	int32		width;
 	double		density;
+	char		kind;
 	ListCell   *lc;
 
 	if (!DpStatsHidden(relid))
 		return;
 	r = table_open(relid, NoLock);
-	pages = RelationGetNumberOfBlocks(r);
-	if (pages < 10)
-		pages = 10;				/* as PostgreSQL assumes for a table never vacuumed */
-	width = get_rel_data_width(r, NULL) + MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
-	density = (BLCKSZ - SizeOfPageHeaderData) / Max(width, 1);
+	kind = r->rd_rel->relkind;
+	if (kind == RELKIND_FOREIGN_TABLE)
+	{
+		/* a foreign table's reltuples (from ANALYZE's remote sample): unknown, its wrapper's default */
+		rel->pages = 0;
+		rel->tuples = -1;
+	}
+	else if (!inhparent && RELKIND_HAS_STORAGE(kind))
+	{
+		/*
+		 * its blocks on disk, as PostgreSQL just counted them, at least 10 as
+		 * for a table never vacuumed; a partition's own count (PostgreSQL's
+		 * 10 may stand for fewer): ten pages for each of a thousand small
+		 * partitions would plan a large table
+		 */
+		pages = rel->pages;
+		if (!r->rd_rel->relispartition)
+			pages = Max(pages, 10);
+		else if (pages == 10)
+			pages = RelationGetNumberOfBlocks(r);
+		width = get_rel_data_width(r, NULL) + MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
+		density = (BLCKSZ - SizeOfPageHeaderData) / Max(width, 1);
+		rel->pages = pages;
+		rel->tuples = rint(density * pages);
+	}
+	/* (a parent's size is its children's, summed by the planner) */
 	table_close(r, NoLock);
-	rel->pages = pages;
-	rel->tuples = rint(density * pages);
 	rel->allvisfrac = 0;
 	rel->statlist = NIL;
 	foreach(lc, rel->indexlist)

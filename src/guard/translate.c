@@ -58,6 +58,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
+#include "parser/parse_oper.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -326,6 +327,14 @@ DpTidyBound(double v)
 	return strtod(buf, NULL);
 }
 
+/* True if type is a number type whose intervals bounds.c computes. */
+static bool
+DpIsNumberType(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID || type == FLOAT4OID ||
+		type == FLOAT8OID || type == NUMERICOID;
+}
+
 /* Context of DpExprDomain. */
 typedef struct DpDomainWalk
 {
@@ -383,7 +392,13 @@ DpExprDomain(Node *e, DpDomainWalk *w)
 		case T_OpExpr:
 		case T_NullIfExpr:
 		case T_MinMaxExpr:
-			if (DpIsBoundedExpression(e))
+			/*
+			 * arithmetic, and the generalising functions of a number that
+			 * arithmetic takes as operands (floor(y), round(y), extract(day
+			 * FROM d): what "+ 0" would make arithmetic)
+			 */
+			if (DpIsBoundedExpression(e) ||
+				(DpIsGeneralising(e) && DpIsNumberType(exprType(e))))
 			{
 				/* arithmetic: the interval of its values (bounds.c), tidied (the aggregate clamps to it) */
 				DpInterval	iv;
@@ -458,6 +473,20 @@ DpArgumentBounds(DpTranslate *t, Aggref *a, const char *agg, Oid argtype, double
 					  psprintf("Its bounds are %g and %g.", *lo, *hi));
 }
 
+/* See guard.h: the bounds of aggregate a's argument over protected table p (at prot_rti) of query q. */
+void
+DpTranslateArgumentBounds(Query *q, DpProtected *p, int prot_rti, Aggref *a, const char *agg, Oid argtype,
+						  double *lo, double *hi)
+{
+	DpTranslate t;
+
+	memset(&t, 0, sizeof(t));
+	t.prot = p;
+	t.prot_rti = prot_rti;
+	t.q = q;
+	DpArgumentBounds(&t, a, agg, argtype, lo, hi);
+}
+
 /* The mechanism argument of a translated call: the role's default mechanism. */
 static Expr *
 DpDefaultMechanism(void)
@@ -472,7 +501,12 @@ DpLike(Aggref *a, Oid fn, Oid rettype, List *args, bool star)
 	return DpMakeAggref(fn, rettype, args, a->inputcollid, a->aggfilter, star);
 }
 
-/* count(DISTINCT x): only the privacy unit, counted once per unit (see units.c). */
+/*
+ * count(DISTINCT x): of a column with public keys, the keys present in a
+ * histogram over them (derived.c); of anything else, dp_count(DISTINCT x)
+ * (the privacy unit: persons, once per unit; another value: its distinct
+ * values, units.c and distinct.c bound them per unit).
+ */
 static Node *
 DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 {
@@ -496,12 +530,11 @@ DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 										   t->prot->has_unit ? t->prot->max_groups : 1);
 		}
 	}
-	if (!t->prot->has_unit || v == NULL || v->varno != t->prot_rti || v->varlevelsup != 0 ||
-		strcmp(get_attname(t->prot->relid, v->varattno, false), NameStr(t->prot->unit)) != 0)
-		DpGuardRefuse("count(DISTINCT ...) on a protected table counts only its privacy unit or a column with public keys",
-					  t->prot->has_unit ?
-					  psprintf("Write count(DISTINCT %s): the number of persons, each counted once.", NameStr(t->prot->unit)) :
-					  "The table has no privacy unit (dp_pg.protect(table, privacy_unit => ...)).");
+	/*
+	 * any other value: a private count of its distinct values (its
+	 * sensitivity the values one person holds: shape.c, units.c); the
+	 * privacy unit: the number of persons
+	 */
 	{
 		Oid			argtypes[2] = {ANYOID, DpMechanismType()};
 		Oid			fn = DpExtAggregate(t, "dp_count", 2, argtypes, &dp_count_kind);
@@ -511,6 +544,18 @@ DpTranslateCountDistinct(DpTranslate *t, Aggref *a)
 		d->aggdistinct = copyObject(a->aggdistinct);
 		/* the DISTINCT clause refers to the unit's argument by its sort-group reference */
 		linitial_node(TargetEntry, d->args)->ressortgroupref = linitial_node(TargetEntry, a->args)->ressortgroupref;
+		{
+			/* and, as in dp_count(DISTINCT x, mech) parsed, to the (constant) mechanism */
+			SortGroupClause *sgc = makeNode(SortGroupClause);
+			Index		ref = linitial_node(TargetEntry, d->args)->ressortgroupref + 1;
+			bool		hashable;
+
+			get_sort_group_operators(DpMechanismType(), true, true, false, &sgc->sortop, &sgc->eqop, NULL, &hashable);
+			sgc->hashable = hashable;
+			sgc->tleSortGroupRef = ref;
+			lsecond_node(TargetEntry, d->args)->ressortgroupref = ref;
+			d->aggdistinct = lappend(d->aggdistinct, sgc);
+		}
 		return (Node *) d;
 	}
 }

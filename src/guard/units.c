@@ -117,6 +117,7 @@ typedef struct DpUnitRewrite
 	int32		groups;			/* g, or 1 without cells */
 	Expr	   *pubkeys_in[INDEX_MAX_KEYS];	/* key = ANY(<declared keys>) added to q1's WHERE, or NULL */
 	List	   *unit_sums;		/* DpUnitSum *: the bounded sums' contributions */
+	AttrNumber	distinct_col;	/* count(DISTINCT x): x's column in q1 (then q1's rows are (unit, cell, x)) */
 } DpUnitRewrite;
 
 /* Collect the dp aggregates of an expression. */
@@ -302,6 +303,105 @@ DpIfBoundsValid(ParseState *pstate, Expr *lo, Expr *hi, Expr *valid, Expr *inval
 	return (Expr *) c;
 }
 
+/* True if a's first argument is the privacy unit (count(DISTINCT unit)). */
+static bool
+DpIsUnitArg(DpUnitRewrite *cxt, Aggref *a)
+{
+	Var		   *v = DpStripVar((Node *) linitial_node(TargetEntry, a->args)->expr);
+
+	return v != NULL && v->varno == cxt->prot_rti && v->varattno == cxt->ub->attno;
+}
+
+/*
+ * q1 of a distinct count (grouped by unit, cells and the value, column
+ * distinct_col) as the distinct (cell, value) pairs that some unit keeps:
+ * each unit keeps a uniformly random set of at most r of its distinct
+ * values in each cell (row_number() over the unit's cell in the order of
+ * dp_pg.unit_priority(), a fresh secure draw per value: a choice made from
+ * the unit's own rows only), and the pairs are then distinct whatever
+ * units kept them.  The columns keep their places (the unit's is
+ * NULL), so the outer query reads them as before.
+ */
+static Query *
+DpDistinctValues(DpUnitRewrite *cxt, Query *q1, int64 r)
+{
+	Query	   *q2 = makeNode(Query);
+	WindowFunc *wf = makeNode(WindowFunc);
+	WindowClause *wc = makeNode(WindowClause);
+	RangeTblEntry *sub = makeNode(RangeTblEntry);
+	List	   *colnames = NIL;
+	AttrNumber	xr;
+	AttrNumber	prio;
+	ListCell   *lc;
+
+	/* the rank of each value among the unit's values of its cell, in a uniformly random order */
+	wf->winfnoid = F_ROW_NUMBER;
+	wf->wintype = INT8OID;
+	wf->winref = 1;
+	wf->location = -1;
+	xr = DpAddColumn(q1, (Expr *) wf, "dp_value_rank", false);
+	wc->partitionClause = list_truncate(list_copy(q1->groupClause), list_length(q1->groupClause) - 1);
+	prio = DpAddColumn(q1, (Expr *) makeFuncExpr(DpLookupFunc("dp_pg", "unit_priority", 0, NULL), INT8OID, NIL,
+												 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL),
+					   "dp_value_priority", true);
+	wc->orderClause = list_make1(DpSortGroupFor(q1, prio, true));
+	wc->frameOptions = FRAMEOPTION_DEFAULTS;
+	wc->winref = 1;
+	q1->windowClause = list_make1(wc);
+	q1->hasWindowFuncs = true;
+
+	foreach(lc, q1->targetList)
+		if (!lfirst_node(TargetEntry, lc)->resjunk)
+			colnames = lappend(colnames, makeString(pstrdup(lfirst_node(TargetEntry, lc)->resname)));
+	sub->rtekind = RTE_SUBQUERY;
+	sub->subquery = q1;
+	sub->eref = makeAlias("dp_unit_values", colnames);
+	sub->inFromCl = true;
+	q2->commandType = CMD_SELECT;
+	q2->querySource = QSRC_ORIGINAL;
+	q2->canSetTag = true;
+	q2->rtable = list_make1(sub);
+	q2->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)),
+								(Node *) DpOp(cxt->pstate, "<=", (Expr *) makeVar(1, xr, INT8OID, -1, InvalidOid, 0),
+											  (Expr *) DpInt8Const(r)));
+	((RangeTblRef *) linitial(q2->jointree->fromlist))->rtindex = 1;
+	q2->hasAggs = false;
+	foreach(lc, q1->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+		Node	   *e = (Node *) te->expr;
+		TargetEntry *nte;
+		bool		grouped = false;
+		ListCell   *g;
+
+		if (te->resjunk)
+			continue;
+		/* the cells' keys and the value are grouped on; the unit and the ranks are not kept */
+		if (te->ressortgroupref != 0)
+			foreach(g, q1->groupClause)
+				if (lfirst_node(SortGroupClause, g)->tleSortGroupRef == te->ressortgroupref &&
+					g != list_head(q1->groupClause))
+					grouped = true;
+		if (grouped)
+			nte = makeTargetEntry((Expr *) makeVar(1, te->resno, exprType(e), exprTypmod(e), exprCollation(e), 0),
+								  te->resno, pstrdup(te->resname), false);
+		else if (te->resno == 2 || IsA(e, Const))
+			nte = makeTargetEntry((Expr *) copyObject(e), te->resno, pstrdup(te->resname), false);
+		else
+			nte = makeTargetEntry((Expr *) makeNullConst(exprType(e), exprTypmod(e), exprCollation(e)),
+								  te->resno, pstrdup(te->resname), false);
+		q2->targetList = lappend(q2->targetList, nte);
+		if (grouped)
+		{
+			SortGroupClause *sgc = copyObject(get_sortgroupref_clause(te->ressortgroupref, q1->groupClause));
+
+			nte->ressortgroupref = te->ressortgroupref;
+			q2->groupClause = lappend(q2->groupClause, sgc);
+		}
+	}
+	return q2;
+}
+
 /* Build the inner contribution(s) and the outer bounded call of one dp aggregate. */
 static void
 DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
@@ -317,6 +417,31 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 
 	snprintf(name, sizeof(name), "dp_contribution%d", n);
 
+	/*
+	 * count(DISTINCT x) of a value x: q1 is grouped by x too, and keeps at
+	 * most r of a unit's values per cell (its r least, DpBoundUnits); every
+	 * distinct kept value of a cell counts 1, a unit adds or removes at most
+	 * r of them in each of its cells
+	 */
+	if (a->aggdistinct != NIL && kind == &dp_count_kind && !DpIsUnitArg(cxt, a))
+	{
+		Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, mechtype, INT4OID};
+		Expr	   *x = DpAggArg(a, 0);
+		AttrNumber	col;
+
+		cxt->distinct_col = DpAddColumn(q1, (Expr *) copyObject(x), "dp_value", false);
+		q1->groupClause = lappend(q1->groupClause, DpSortGroupFor(q1, cxt->distinct_col, true));
+		q1->jointree->quals = (Node *) DpAnd(DpAnd((Expr *) q1->jointree->quals, filter),
+											 (Expr *) DpIsNotNull((Expr *) copyObject(x)));
+		col = DpAddColumn(q1, (Expr *) DpInt8Const(1), name, false);
+		ba->replacement = (Node *)
+			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
+						 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
+									DpInt8Const(0), DpInt8Const(r),
+									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
+						 InvalidOid, NULL, false);
+		return;
+	}
 	/* count(DISTINCT unit): each unit counts once per cell (shape.c) */
 	if (a->aggdistinct != NIL)
 		r = 1;
@@ -1188,6 +1313,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	AttrNumber	unitcol;
 	AttrNumber	rankcol = 0;
 	bool		has_histogram = false;
+	bool		distinct_count = false;
 	bool		cells;
 	bool		ranked;
 	int64		max_cells;
@@ -1215,6 +1341,10 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 		if (DpAggNumArgs(a->args) != kind->nargs)
 			DpGuardRefuse("dp_pg's internal aggregates cannot be called directly on a table with a privacy unit",
 						  "dp_pg writes them itself.");
+		if (kind->local)
+			DpGuardRefuse(psprintf("%s cannot be used on a table with a privacy unit", kind->name),
+						  "Each row of a locally private column is randomized on its own: a person with several rows "
+						  "has the column's epsilon once per row, and estimates have no per-unit bound yet.");
 		if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind || kind == &dp_histogram_keys_kind)
 			has_histogram = true;
 		foreach(lc2, distinct)
@@ -1222,6 +1352,22 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 				dup = true;
 		if (!dup)
 			distinct = lappend(distinct, a);
+	}
+	/* count(DISTINCT x) of a value: the only dp aggregate, over public keys reaching at most g cells */
+	foreach(lc, distinct)
+	{
+		Aggref	   *a = lfirst(lc);
+		Var		   *v;
+
+		if (a->aggdistinct == NIL || a->args == NIL)
+			continue;
+		v = DpStripVar((Node *) linitial_node(TargetEntry, a->args)->expr);
+		if (v != NULL && v->varno == prot_rti && v->varattno == ub->attno)
+			continue;
+		if (list_length(distinct) > 1)
+			DpGuardRefuse("on a table with a privacy unit, count(DISTINCT <column>) must be the only dp aggregate of its query",
+						  "Each person's distinct values are kept per cell before they are counted.");
+		distinct_count = true;
 	}
 	if (has_histogram && (list_length(distinct) > 1 || q->groupClause != NIL))
 	{
@@ -1248,6 +1394,10 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	 */
 	max_cells = cells ? DpReleasedCellsAtMost(q, distinct, public_groups, pubkeys) : 1;
 	ranked = cells && max_cells > ub->groups;
+	if (distinct_count && (ranked || (q->groupClause != NIL && !public_groups)))
+		DpGuardRefuse("on a table with a privacy unit, count(DISTINCT <column>) is grouped only by public keys reaching at most max_groups_contributed groups",
+					  "Each person keeps at most max_rows_per_unit of its values in each of its groups; "
+					  "a GROUP BY that a person could reach more often, or partition selection, would need its rows.");
 	/* a unit reaches at most this many released cells: the mechanism is split over them */
 	cxt.groups = (int32) Min((int64) ub->groups, Max(max_cells, 1));
 
@@ -1370,6 +1520,10 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 		}
 	}
 
+	/* a distinct count: the distinct (cell, value) pairs the units keep */
+	if (cxt.distinct_col != 0)
+		q1 = DpDistinctValues(&cxt, q1, ub->rows);
+
 	/*
 	 * at most g cells per unit: kept while aggregating (dp_pg.unit_cells),
 	 * or, for aggregates it does not handle, ranked in random order
@@ -1385,35 +1539,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 		}
 	}
 	if (ranked)
-	{
-		WindowFunc *wf = makeNode(WindowFunc);
-		WindowClause *wc = makeNode(WindowClause);
-		AttrNumber	prio;
-
-		wf->winfnoid = F_ROW_NUMBER;
-		wf->wintype = INT8OID;
-		wf->wincollid = InvalidOid;
-		wf->inputcollid = InvalidOid;
-		wf->args = NIL;
-		wf->aggfilter = NULL;
-		wf->winref = 1;
-		wf->winstar = false;
-		wf->winagg = false;
-		wf->location = -1;
-		rankcol = DpAddColumn(q1, (Expr *) wf, "dp_rank", false);
-		prio = DpAddColumn(q1, (Expr *) makeFuncExpr(DpLookupFunc("dp_pg", "unit_priority", 0, NULL), INT8OID, NIL,
-													 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL),
-						   "dp_priority", true);
-		wc->name = NULL;
-		wc->refname = NULL;
-		wc->partitionClause = list_make1(copyObject(linitial(q1->groupClause)));
-		wc->orderClause = list_make1(DpSortGroupFor(q1, prio, true));
-		wc->frameOptions = FRAMEOPTION_DEFAULTS;
-		wc->winref = 1;
-		wc->copiedOrder = false;
-		q1->windowClause = list_make1(wc);
-		q1->hasWindowFuncs = true;
-	}
+		rankcol = DpUnitRankColumn(q1);
 
 	/* the outer query reads q1 */
 	foreach(lc, q1->targetList)
@@ -1454,6 +1580,47 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 			DpAddPartitionKeep(q, cxt.groups);
 	}
 	free_parsestate(cxt.pstate);
+}
+
+/*
+ * Rank the cells of each unit of q1 (grouped by the unit first, then the
+ * cell) in a uniformly random order: row_number() OVER (PARTITION BY unit
+ * ORDER BY dp_pg.unit_priority()), appended as a column (its attno
+ * returned; the priority is a hidden column after it).  The caller keeps
+ * the rows of rank at most g.
+ */
+AttrNumber
+DpUnitRankColumn(Query *q1)
+{
+	WindowFunc *wf = makeNode(WindowFunc);
+	WindowClause *wc = makeNode(WindowClause);
+	AttrNumber	prio;
+	AttrNumber	rankcol;
+
+	wf->winfnoid = F_ROW_NUMBER;
+	wf->wintype = INT8OID;
+	wf->wincollid = InvalidOid;
+	wf->inputcollid = InvalidOid;
+	wf->args = NIL;
+	wf->aggfilter = NULL;
+	wf->winref = 1;
+	wf->winstar = false;
+	wf->winagg = false;
+	wf->location = -1;
+	rankcol = DpAddColumn(q1, (Expr *) wf, "dp_rank", false);
+	prio = DpAddColumn(q1, (Expr *) makeFuncExpr(DpLookupFunc("dp_pg", "unit_priority", 0, NULL), INT8OID, NIL,
+												 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL),
+					   "dp_priority", true);
+	wc->name = NULL;
+	wc->refname = NULL;
+	wc->partitionClause = list_make1(copyObject(linitial(q1->groupClause)));
+	wc->orderClause = list_make1(DpSortGroupFor(q1, prio, true));
+	wc->frameOptions = FRAMEOPTION_DEFAULTS;
+	wc->winref = 1;
+	wc->copiedOrder = false;
+	q1->windowClause = list_make1(wc);
+	q1->hasWindowFuncs = true;
+	return rankcol;
 }
 
 /* The unit bound of a protected table's declaration, or false if it has none. */

@@ -28,7 +28,8 @@
  *
  * A materialized view is not a view: it holds the rows its query read.  One
  * that reads a protected table (directly or through views and materialized
- * views) is never readable by an analyst, whatever its grants.
+ * views) is never readable by an analyst, whatever its grants, unless an
+ * analyst owns it (its refreshes were the guard's, charged).
  *
  * Layer guard/ (docs/development.md): may call the aggregates, the release
  * path, the ledger, common/ and the numeric core, nothing above.
@@ -262,16 +263,24 @@ DpRelationReadsProtected(Oid relid, DpMatviewWalk *cxt)
 /*
  * A materialized view holds the rows its query read when it was last
  * refreshed: over a protected table, raw rows that no guard stands in front
- * of.  An analyst's query may not read one (whatever the grants say); the
- * DBA's materialized views are for the DBA's own use, or to be protected
- * in their own right.
+ * of, unless its owner is a role an analyst can act as — then every refresh
+ * ran its query through the guard, as that analyst's, and charged it: it
+ * holds released values.  Any other one an analyst's query may not read
+ * (whatever the grants say): the DBA's materialized views are the DBA's own.
  */
 static void
-DpRefuseProtectedMatview(RangeTblEntry *r)
+DpRefuseProtectedMatview(RangeTblEntry *r, DpViewsWalk *walk)
 {
 	DpMatviewWalk cxt = {0, NIL};
 
 	if (r->rtekind != RTE_RELATION || r->relkind != RELKIND_MATVIEW || DpIsProtected(r->relid))
+		return;
+	if (!walk->analysts_known)
+	{
+		walk->analysts = DpAnalystReachableRoles();
+		walk->analysts_known = true;
+	}
+	if (list_member_oid(walk->analysts, DpRelationOwner(r->relid)))
 		return;
 	if (DpRelationReadsProtected(r->relid, &cxt))
 		DpGuardRefuseHint("a materialized view over a protected table is not readable by analysts",
@@ -298,7 +307,7 @@ DpViewsWalker(Node *node, DpViewsWalk *cxt)
 	}
 	if (IsA(node, RangeTblEntry))
 	{
-		DpRefuseProtectedMatview((RangeTblEntry *) node);
+		DpRefuseProtectedMatview((RangeTblEntry *) node, cxt);
 		DpViewEntry((RangeTblEntry *) node, cxt);
 		return false;
 	}

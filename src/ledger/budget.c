@@ -29,15 +29,18 @@
 #include "utils/array.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "accountant.h"
 #include "agg_common.h"
 #include "ledger.h"
 #include "noise.h"
+#include "shared.h"
 
 PG_FUNCTION_INFO_V1(dp_set_budget);
 PG_FUNCTION_INFO_V1(dp_set_query_cap);
 PG_FUNCTION_INFO_V1(dp_ledger_rows);
+PG_FUNCTION_INFO_V1(dp_charge_rows);
 PG_FUNCTION_INFO_V1(dp_refusal_rows);
 PG_FUNCTION_INFO_V1(dp_drop_budget);
 PG_FUNCTION_INFO_V1(dp_reset_budget);
@@ -49,7 +52,7 @@ PG_FUNCTION_INFO_V1(dp_ledger_status);
  * A limit argument: NULL -> NaN (not limited); else checked.  The delta limit
  * (below_one) may be 0: pure DP, only charges without delta fit.
  */
-static double
+double
 DpBoundArg(FunctionCallInfo fcinfo, int argno, const char *name, const char *what, bool below_one)
 {
 	double		v;
@@ -123,18 +126,48 @@ DpAnalystMembership(Oid role, bool member)
 	SPI_finish();
 }
 
-/* dp_pg.set_budget(role, epsilon, delta, rho): create or change a role's limits. */
+/*
+ * The renewal arguments renew (argno) and renew_from (argno + 1), when the
+ * function has them (0.2.0): NULL renew, no renewal (renew_from must then be
+ * NULL too); renew_from NULL: DT_NOBEGIN, the worker's choice.  Checked.
+ */
+void
+DpRenewArgs(FunctionCallInfo fcinfo, int argno, DpRenew *r)
+{
+	bool		from_given = PG_NARGS() > argno + 1 && !PG_ARGISNULL(argno + 1);
+
+	memset(r, 0, sizeof(*r));
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
+	{
+		if (from_given)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("renew_from needs renew"),
+					 errhint("Give the period the budget renews with: renew => interval '1 month'.")));
+		return;
+	}
+	r->every = *PG_GETARG_INTERVAL_P(argno);
+	r->from = from_given ? PG_GETARG_TIMESTAMPTZ(argno + 1) : DT_NOBEGIN;
+	DpRenewCheck(&r->every, r->from, from_given);
+}
+
+/*
+ * dp_pg.set_budget(role, epsilon, delta, rho, renew, renew_from): create or
+ * change a role's limits (0.1.0's catalog: the first four).
+ */
 Datum
 dp_set_budget(PG_FUNCTION_ARGS)
 {
 	Oid			role = DpRoleArg(fcinfo);
 	DpLimits	lim;
+	DpRenew		renew;
 
 	lim.epsilon = DpLimitArg(fcinfo, 1, "epsilon", false);
 	lim.delta = DpLimitArg(fcinfo, 2, "delta", true);
 	lim.rho = DpLimitArg(fcinfo, 3, "rho", false);
+	DpRenewArgs(fcinfo, 4, &renew);
 	DpAnalystMembership(role, true);
-	DpLedgerSetBudget(role, &lim, false);
+	DpLedgerSetBudget(role, &lim, &renew, false);
 	PG_RETURN_VOID();
 }
 
@@ -163,7 +196,7 @@ dp_drop_budget(PG_FUNCTION_ARGS)
 {
 	Oid			role = DpRoleArg(fcinfo);
 
-	DpLedgerSetBudget(role, NULL, true);
+	DpLedgerSetBudget(role, NULL, NULL, true);
 	DpAnalystMembership(role, false);
 	PG_RETURN_VOID();
 }
@@ -216,6 +249,54 @@ DpNullableFloat(double v, bool *isnull)
 	return *isnull ? (Datum) 0 : Float8GetDatum(v);
 }
 
+/*
+ * The columns a budget's spending shows, from values[0] on: epsilon_spent,
+ * delta_spent, rho_spent, epsilon_remaining, charges, accounting (6), then
+ * from more[0] on: renew, window_start, window_end, lifetime_epsilon,
+ * lifetime_delta, lifetime_rho, lifetime_charges (7; more NULL: not shown).
+ */
+void
+DpSpendingColumns(const DpSpending *s, Datum *values, bool *nulls, Datum *more, bool *mnulls)
+{
+	int			method;
+	double		spent = dp_spent_epsilon(&s->spent, s->limits.delta, &method);
+	double		life = dp_spent_epsilon(&s->lifetime, s->limits.delta, NULL);
+
+	if (s->charges == 0)
+	{
+		spent = 0.0;
+		method = 0;
+	}
+	values[0] = DpNullableFloat(spent, &nulls[0]);
+	values[1] = Float8GetDatum(s->spent.delta);
+	values[2] = DpNullableFloat(s->spent.rho, &nulls[2]);
+	if (isnan(s->limits.epsilon))
+		nulls[3] = true;
+	else
+		values[3] = Float8GetDatum(spent >= s->limits.epsilon ? 0.0 : s->limits.epsilon - spent);
+	values[4] = Int64GetDatum(s->charges);
+	values[5] = CStringGetTextDatum(s->charges == 0 ? "none" : dp_spent_method_name(method));
+	if (more == NULL)
+		return;
+	if (DpRenewIsSet(&s->renew))
+	{
+		Interval   *every = palloc(sizeof(Interval));
+
+		*every = s->renew.every;
+		more[0] = IntervalPGetDatum(every);
+		more[1] = TimestampTzGetDatum(s->window_start);
+		more[2] = TimestampTzGetDatum(s->window_end);
+	}
+	else
+		mnulls[0] = mnulls[1] = mnulls[2] = true;
+	if (s->lifetime_charges == 0)
+		life = 0.0;
+	more[3] = DpNullableFloat(life, &mnulls[3]);
+	more[4] = Float8GetDatum(s->lifetime.delta);
+	more[5] = DpNullableFloat(s->lifetime.rho, &mnulls[5]);
+	more[6] = Int64GetDatum(s->lifetime_charges);
+}
+
 /* dp_pg.budget_rows(): one row per visible budgeted role. */
 Datum
 dp_budget_rows(PG_FUNCTION_ARGS)
@@ -226,38 +307,25 @@ dp_budget_rows(PG_FUNCTION_ARGS)
 	Oid			mine[DP_MAX_CHARGE_ROLES];
 	int			nmine;
 	bool		all = DpViewerSeesAll(mine, &nmine);
+	bool		windows;
 
 	InitMaterializedSRF(fcinfo, 0);
+	/* 0.2.0's catalog shows the window and the lifetime totals too */
+	windows = rsinfo->setDesc->natts >= 20;
 	n = DpLedgerBudgetRows(&rows);
 	for (int i = 0; i < n; i++)
 	{
 		DpBudgetRow *r = &rows[i];
-		Datum		values[13];
-		bool		nulls[13] = {false};
-		int			method;
-		double		spent;
+		Datum		values[20];
+		bool		nulls[20] = {false};
 
 		if (!all && !DpRoleVisible(r->role, mine, nmine))
 			continue;
-		spent = dp_spent_epsilon(&r->spent, r->limits.delta, &method);
 		values[0] = ObjectIdGetDatum(r->role);
-		values[1] = DpNullableFloat(r->limits.epsilon, &nulls[1]);
-		values[2] = DpNullableFloat(r->limits.delta, &nulls[2]);
-		values[3] = DpNullableFloat(r->limits.rho, &nulls[3]);
-		if (r->charges == 0)
-		{
-			spent = 0.0;
-			method = 0;
-		}
-		values[4] = DpNullableFloat(spent, &nulls[4]);
-		values[5] = Float8GetDatum(r->spent.delta);
-		values[6] = DpNullableFloat(r->spent.rho, &nulls[6]);
-		if (isnan(r->limits.epsilon))
-			nulls[7] = true;
-		else
-			values[7] = Float8GetDatum(spent >= r->limits.epsilon ? 0.0 : r->limits.epsilon - spent);
-		values[8] = Int64GetDatum(r->charges);
-		values[9] = CStringGetTextDatum(r->charges == 0 ? "none" : dp_spent_method_name(method));
+		values[1] = DpNullableFloat(r->s.limits.epsilon, &nulls[1]);
+		values[2] = DpNullableFloat(r->s.limits.delta, &nulls[2]);
+		values[3] = DpNullableFloat(r->s.limits.rho, &nulls[3]);
+		DpSpendingColumns(&r->s, &values[4], &nulls[4], windows ? &values[13] : NULL, &nulls[13]);
 		values[10] = DpNullableFloat(r->caps.epsilon, &nulls[10]);
 		values[11] = DpNullableFloat(r->caps.delta, &nulls[11]);
 		values[12] = DpNullableFloat(r->caps.rho, &nulls[12]);
@@ -280,6 +348,22 @@ dp_ledger_rows(PG_FUNCTION_ARGS)
 	bool		all = DpViewerSeesAll(mine, &nmine);
 
 	DpLedgerReadRows(fcinfo, DP_READ_LEDGER, all, mine, nmine);
+	return (Datum) 0;
+}
+
+/*
+ * dp_pg.charge_rows(): the ledger's charges without their query text and
+ * detail, for the reports (dp_pg.budget_windows, table_budget_windows);
+ * whose rows as dp_pg.ledger_rows().
+ */
+Datum
+dp_charge_rows(PG_FUNCTION_ARGS)
+{
+	Oid			mine[DP_MAX_CHARGE_ROLES];
+	int			nmine;
+	bool		all = DpViewerSeesAll(mine, &nmine);
+
+	DpLedgerReadRows(fcinfo, DP_READ_CHARGES, all, mine, nmine);
 	return (Datum) 0;
 }
 

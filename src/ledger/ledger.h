@@ -17,24 +17,75 @@
 #include "fmgr.h"
 #include "nodes/nodes.h"
 #include "nodes/plannodes.h"
+#include "utils/uuid.h"
 
 #define DP_MAX_CHARGE_ROLES 16
+#define DP_MAX_CHARGE_TABLES 8
+/* a table's qualified name as a table budget keeps it ("schema"."table") */
+#define DP_TABLE_NAME_LEN (2 * NAMEDATALEN + 8)
+
+/*
+ * A budget's renewal (windows.c): back-to-back windows of length `every`
+ * from `from`, computed by the ledger worker in the server's time zone;
+ * every all zero: the budget does not renew.
+ */
+typedef struct DpRenew
+{
+	Interval	every;
+	TimestampTz from;
+} DpRenew;
+
+/*
+ * What a budget -- a role's or a table's -- may spend and has spent: its
+ * limits, its renewal, the current window (DT_NOBEGIN .. DT_NOEND when it
+ * does not renew), the spending in that window since the last reset, and
+ * every charge ever (lifetime).
+ */
+typedef struct DpSpending
+{
+	DpLimits	limits;
+	DpRenew		renew;
+	TimestampTz window_start;
+	TimestampTz window_end;
+	DpCost		spent;
+	int64		charges;
+	DpCost		lifetime;
+	int64		lifetime_charges;
+} DpSpending;
 
 /* A budgeted role as the ledger worker knows it (a copy, for views). */
 typedef struct DpBudgetRow
 {
 	Oid			role;
-	DpLimits	limits;
 	DpLimits	caps;			/* per-query caps (NaN: none) */
-	DpCost		spent;
-	int64		charges;
+	DpSpending	s;
 } DpBudgetRow;
+
+/* A table budget as the ledger worker knows it (a copy, for views). */
+typedef struct DpTableBudgetRow
+{
+	pg_uuid_t	budget;
+	char		database[NAMEDATALEN];	/* where it was last set */
+	char		table_name[DP_TABLE_NAME_LEN];	/* under this name */
+	DpSpending	s;
+} DpTableBudgetRow;
+
+/*
+ * A table budget a query is charged to: the budget (dp_pg.protected_tables
+ * .table_budget) and, for messages, the table of this database it guards.
+ */
+typedef struct DpTableCharge
+{
+	pg_uuid_t	budget;
+	Oid			relid;
+} DpTableCharge;
 
 /* What a read request reads (DpLedgerReadRows). */
 typedef enum DpReadWhat
 {
 	DP_READ_LEDGER = 1,			/* dp_pg.ledger_entries */
-	DP_READ_REFUSALS			/* dp_pg.guard_refusal_log */
+	DP_READ_REFUSALS,			/* dp_pg.guard_refusal_log */
+	DP_READ_CHARGES				/* the charges of dp_pg.ledger_entries, for the reports */
 } DpReadWhat;
 
 /* GUCs */
@@ -123,17 +174,45 @@ extern uint64 DpLedgerBudgetGeneration(void);
 extern void DpLedgerCheckCost(const DpCost *cost);
 
 /*
- * Charge cost to roles, durably and outside the caller's transaction; returns
- * after the ledger worker committed it (synchronous commit).  ERROR 22023 if
- * the cost is not a valid charge (dp_cost_valid_charge; checked before it is
- * queued), DP001 if any role's budget would be exceeded, 55P03 on timeout;
- * in each case nothing is charged.
+ * Charge cost to roles and to the table budgets of the protected tables
+ * the query reads (tables[0 .. ntables - 1], distinct), durably and outside
+ * the caller's transaction, in one ledger transaction: every budget has room
+ * or none is charged.  Returns after the ledger worker committed it
+ * (synchronous commit).  ERROR 22023 if the cost is not a valid charge
+ * (dp_cost_valid_charge; checked before it is queued), DP001 if any role's
+ * or table's budget would be exceeded, 55000 if a table's budget is not in
+ * the ledger, 55P03 on timeout; in each case nothing is charged.
  */
-extern void DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
-						   const char *query, const char *detail);
+extern void DpLedgerCharge(const Oid *roles, int nroles, const DpTableCharge *tables, int ntables,
+						   const DpCost *cost, const char *query, const char *detail);
 
-/* Set (or with all NaN, remove) a role's limits; durable, logged. */
-extern void DpLedgerSetBudget(Oid role, const DpLimits *limits, bool remove);
+/*
+ * Set (or with all NaN, remove) a role's limits and renewal (NULL: none; its
+ * from DT_NOBEGIN: kept if the period is unchanged, else now); durable, logged.
+ */
+extern void DpLedgerSetBudget(Oid role, const DpLimits *limits, const DpRenew *renew, bool remove);
+
+/*
+ * Set a table budget's limits and renewal (NULL: none): budget is the
+ * table's binding (all zero: none yet), database and table_name where and
+ * under which name it is set.  Without a binding the worker takes the budget
+ * last set under the same name in the same database (restore by name), or a
+ * new one.  Returns the budget set; durable, logged.
+ */
+extern pg_uuid_t DpLedgerSetTableBudget(const pg_uuid_t *budget, const char *database, const char *table_name,
+										const DpLimits *limits, const DpRenew *renew);
+
+/* Remove a table budget (its ledger rows stay); durable, logged. */
+extern void DpLedgerRemoveTableBudget(const pg_uuid_t *budget, const char *database, const char *table_name);
+
+/* Copy out the table budgets (palloc'd array); returns the count. */
+extern int	DpLedgerTableBudgetRows(DpTableBudgetRow **rows);
+
+/* ERROR 22023 unless every is a renewal period a budget can have (windows.c). */
+extern void DpRenewCheck(const Interval *every, TimestampTz from, bool from_given);
+
+/* True if r renews (a period is set). */
+extern bool DpRenewIsSet(const DpRenew *r);
 
 /* Set (all NaN: remove) a role's per-query caps; durable, logged. */
 extern void DpLedgerSetCaps(Oid role, const DpLimits *caps);
@@ -175,6 +254,8 @@ typedef struct DpChargeRequest
 	Oid			requested_by;	/* session user of the query */
 	int			nroles;
 	Oid			roles[DP_MAX_CHARGE_ROLES];
+	int			ntables;
+	pg_uuid_t	tables[DP_MAX_CHARGE_TABLES];
 	DpCost		cost;
 	const char *query;
 	const char *detail;
@@ -184,6 +265,7 @@ typedef struct DpChargeVerdict
 {
 	int			verdict;		/* 1 admitted, 2 refused, 3 error */
 	Oid			refused_role;
+	int			refused_table;	/* -1, or the index of the table budget refused (or missing) */
 	int			refusal;		/* a DpRefusal */
 	double		spent;
 	double		limit;
@@ -192,6 +274,7 @@ typedef struct DpChargeVerdict
 	char		errmsg[256];
 	int			nwarn;
 	Oid			warn_role[DP_FORWARD_WARNINGS];
+	int			warn_table[DP_FORWARD_WARNINGS];	/* -1: the role's */
 	int			warn_what[DP_FORWARD_WARNINGS];
 	double		warn_spent[DP_FORWARD_WARNINGS];
 	double		warn_limit[DP_FORWARD_WARNINGS];

@@ -83,20 +83,20 @@ DpWorkerReload(bool initial, int64 *upto)
 
 	PG_TRY();
 	{
-		HASHCTL		info;
 		HTAB	   *local;
+		HTAB	   *tables;
 		uint32		timeline = 0;
 		char		reason[128];
 		bool		held;
 		bool		was_held;
 
 		*upto = 0;
-		info.keysize = sizeof(Oid);
-		info.entrysize = sizeof(DpBudgetEntry);
-		info.hcxt = cxt;
-		local = hash_create("dp_pg budgets being loaded", 64, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		MemoryContextSwitchTo(cxt);
+		local = DpBudgetTable("dp_pg budgets being loaded");
+		tables = DpTableBudgetTable("dp_pg table budgets being loaded");
+		MemoryContextSwitchTo(old);
 		DpWorkerBegin("dp_pg ledger: loading the ledger tables");
-		DpWorkerLoad(local, upto);
+		DpWorkerLoad(local, tables, upto);
 		held = DpWorkerRestoreHeld(&timeline, reason, sizeof(reason));
 		DpWorkerCommit();
 		MemoryContextSwitchTo(old);
@@ -107,7 +107,7 @@ DpWorkerReload(bool initial, int64 *upto)
 		dp_ledger->held_timeline = timeline;
 		strlcpy(dp_ledger->held_reason, held ? reason : "", sizeof(dp_ledger->held_reason));
 		LWLockRelease(dp_ledger->lock);
-		DpWorkerInstall(local, *upto > 0, !initial);
+		DpWorkerInstall(local, tables, *upto > 0, !initial);
 		pg_atomic_write_u64(&dp_ledger->reload_done, want);
 		ConditionVariableBroadcast(&dp_ledger->reloaded);
 		if (held)

@@ -16,6 +16,9 @@
 #include "mb/pg_wchar.h"
 #include "pgstat.h"
 #include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "funcapi.h"
@@ -67,7 +70,7 @@ DpLedgerCheckCost(const DpCost *cost)
 /* Fill a slot that is ours (FILLING) with a charge request. */
 static void
 DpFillCharge(DpLedgerSlot *slot, Oid requested_by, const Oid *roles, int nroles,
-			 const DpCost *cost, const char *query, const char *detail)
+			 const pg_uuid_t *tables, int ntables, const DpCost *cost, const char *query, const char *detail)
 {
 	int			qlen;
 
@@ -79,6 +82,11 @@ DpFillCharge(DpLedgerSlot *slot, Oid requested_by, const Oid *roles, int nroles,
 	slot->forwarded = false;
 	slot->nroles = nroles;
 	memcpy(slot->roles, roles, sizeof(Oid) * nroles);
+	slot->ntables = ntables;
+	if (ntables > 0)
+		memcpy(slot->tables, tables, sizeof(pg_uuid_t) * ntables);
+	memset(&slot->renew, 0, sizeof(slot->renew));
+	slot->renew_from_given = false;
 	slot->cost = *cost;
 	qlen = query ? pg_mbcliplen(query, strlen(query), DP_QUERY_TEXT_LEN - 1) : 0;
 	if (qlen > 0)
@@ -109,13 +117,16 @@ DpLedgerChargeMany(int n, const DpChargeRequest *reqs, DpChargeVerdict *out)
 			DpLedgerSlot *slot;
 
 			memset(&out[r], 0, sizeof(DpChargeVerdict));
+			out[r].refused_table = -1;
 			if (reqs[r].nroles < 1 || reqs[r].nroles > DP_MAX_CHARGE_ROLES ||
+				reqs[r].ntables < 0 || reqs[r].ntables > DP_MAX_CHARGE_TABLES ||
 				!dp_cost_valid_charge(&reqs[r].cost, why, sizeof(why)))
 			{
 				out[r].verdict = DP_VERDICT_ERROR;
 				out[r].sqlerrcode = ERRCODE_INVALID_PARAMETER_VALUE;
 				snprintf(out[r].errmsg, sizeof(out[r].errmsg), "the forwarded charge is not valid: %s",
-						 reqs[r].nroles < 1 || reqs[r].nroles > DP_MAX_CHARGE_ROLES ? "bad number of roles" : why);
+						 reqs[r].nroles < 1 || reqs[r].nroles > DP_MAX_CHARGE_ROLES ? "bad number of roles" :
+						 reqs[r].ntables < 0 || reqs[r].ntables > DP_MAX_CHARGE_TABLES ? "bad number of tables" : why);
 				continue;
 			}
 			idx[taken] = DpLedgerTakeSlot();
@@ -123,7 +134,7 @@ DpLedgerChargeMany(int n, const DpChargeRequest *reqs, DpChargeVerdict *out)
 			taken++;
 			slot = &dp_ledger->slots[idx[taken - 1]];
 			DpFillCharge(slot, reqs[r].requested_by, reqs[r].roles, reqs[r].nroles,
-						 &reqs[r].cost, reqs[r].query, reqs[r].detail);
+						 reqs[r].tables, reqs[r].ntables, &reqs[r].cost, reqs[r].query, reqs[r].detail);
 		}
 	}
 	PG_CATCH();
@@ -146,24 +157,48 @@ DpLedgerChargeMany(int n, const DpChargeRequest *reqs, DpChargeVerdict *out)
 	pfree(results);
 }
 
-/* Charge cost to roles, durably and outside the caller's transaction. */
+/* The name of the budget a verdict names: a role's, or a table's of this request. */
+static const char *
+DpBudgetName(Oid role, int table, const DpTableCharge *tables, int ntables)
+{
+	if (table >= 0 && table < ntables)
+	{
+		char	   *rel = get_rel_name(tables[table].relid);
+
+		return psprintf("table \"%s\"", rel ? rel : "?");
+	}
+	return psprintf("role \"%s\"", DpRoleName(role));
+}
+
+/* Charge cost to roles and table budgets, durably and outside the caller's transaction. */
 void
-DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
-			   const char *query, const char *detail)
+DpLedgerCharge(const Oid *roles, int nroles, const DpTableCharge *tables, int ntables,
+			   const DpCost *cost, const char *query, const char *detail)
 {
 	int			i;
 	DpLedgerSlot *slot;
 	DpLedgerSlot result;
+	pg_uuid_t	budgets[DP_MAX_CHARGE_TABLES];
+	const char *who;
+	const char *owner;
 
 	Assert(nroles > 0 && nroles <= DP_MAX_CHARGE_ROLES);
+	if (ntables > DP_MAX_CHARGE_TABLES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a query may read the protected tables of at most %d table budgets", DP_MAX_CHARGE_TABLES)));
+	for (int t = 0; t < ntables; t++)
+		budgets[t] = tables[t].budget;
 	/* a cost the ledger could not record must never enter a batch */
 	DpLedgerCheckCost(cost);
 	DpDebugPause("before_charge");
 	i = DpLedgerTakeSlot();
 	slot = &dp_ledger->slots[i];
 	/* the slot is ours (FILLING: the worker ignores it): fill it without the lock */
-	DpFillCharge(slot, GetSessionUserId(), roles, nroles, cost, query, detail);
+	DpFillCharge(slot, GetSessionUserId(), roles, nroles, budgets, ntables, cost, query, detail);
 	DpLedgerSubmit(i, &result);
+	who = DpBudgetName(result.refused_role, result.refused_table, tables, ntables);
+	owner = result.refused_table >= 0 ? "table's" : "role's";
 
 	if (result.verdict == DP_VERDICT_REFUSED)
 	{
@@ -172,9 +207,9 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 		bool		above_asked;
 		char		rule[DP_REFUSAL_RULE_LEN];
 
-		snprintf(rule, sizeof(rule), "%s %s of role \"%s\"",
+		snprintf(rule, sizeof(rule), "%s %s of %s",
 				 per_query ? "per-query cap on" : "budget limit on",
-				 DpRefusalName(result.refusal), DpRoleName(result.refused_role));
+				 DpRefusalName(result.refusal), who);
 		DpLedgerNoteRefusal(rule, ERRCODE_DP_BUDGET_EXCEEDED);
 
 		/*
@@ -189,8 +224,8 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 		if (per_query)
 			ereport(ERROR,
 					(errcode(ERRCODE_DP_BUDGET_EXCEEDED),
-					 errmsg("this query exceeds the per-query %s cap of role \"%s\"",
-							DpRefusalName(result.refusal), DpRoleName(result.refused_role)),
+					 errmsg("this query exceeds the per-query %s cap of %s",
+							DpRefusalName(result.refusal), who),
 					 above_asked ?
 					 errdetail("The query's epsilon is %.6g (it asks for epsilon %.6g with delta %.6g; basic composition takes a delta only up to half the role's delta limit, so its epsilon is the Renyi accounting's); one query may spend at most %.6g.",
 							   result.requested, cost->epsilon, cost->delta, result.limit) :
@@ -201,33 +236,42 @@ DpLedgerCharge(const Oid *roles, int nroles, const DpCost *cost,
 							 above_asked ? " or a delta of at most half the delta limit" : "")));
 		ereport(ERROR,
 				(errcode(ERRCODE_DP_BUDGET_EXCEEDED),
-				 errmsg("privacy budget of role \"%s\" exceeded", DpRoleName(result.refused_role)),
+				 errmsg("privacy budget of %s exceeded", who),
 				 result.refusal == DP_REFUSE_DELTA && result.limit == 0.0 ?
 				 errdetail("The delta limit is 0 (pure differential privacy): only queries without delta fit, and this one has delta %.6g.",
 						   result.requested - result.spent) :
 				 result.refusal == DP_REFUSE_EPSILON && isinf(result.requested) ?
-				 errdetail("epsilon spent %.6g, limit %.6g; this query's epsilon has no finite bound at the delta the role has left (its delta limit is spent, or too little of it is left).",
-						   result.spent, result.limit) :
+				 errdetail("epsilon spent %.6g, limit %.6g; this query's epsilon has no finite bound at the delta the %s has left (its delta limit is spent, or too little of it is left).",
+						   result.spent, result.limit, result.refused_table >= 0 ? "table" : "role") :
 				 above_asked ?
-				 errdetail("epsilon spent %.6g, limit %.6g, this query would bring it to %.6g: it asks for epsilon %.6g with delta %.6g, but basic composition counts a charge at its own epsilon only while the deltas add up to at most half the role's delta limit; beyond that its epsilon is the Renyi accounting's, larger here.",
-						   result.spent, result.limit, result.requested, cost->epsilon, cost->delta) :
+				 errdetail("epsilon spent %.6g, limit %.6g, this query would bring it to %.6g: it asks for epsilon %.6g with delta %.6g, but basic composition counts a charge at its own epsilon only while the deltas add up to at most half the %s delta limit; beyond that its epsilon is the Renyi accounting's, larger here.",
+						   result.spent, result.limit, result.requested, cost->epsilon, cost->delta, owner) :
 				 errdetail("%s spent %.6g, limit %.6g, this query would bring it to %.6g.",
 						   DpRefusalName(result.refusal), result.spent, result.limit, result.requested),
+				 result.refused_table >= 0 ?
+				 errhint("Nothing was charged and nothing was released.  The table's budget is shared by every role that queries it%s; ask the DBA for a larger one.",
+						 " (dp_pg.table_budgets shows it)") :
 				 above_asked ?
 				 errhint("Nothing was charged and nothing was released.  Give the mechanism a delta of at most half of what is left of the delta limit (or a smaller epsilon), or ask the DBA for a larger budget.") :
 				 errhint("Nothing was charged and nothing was released.  Ask for a smaller %s (in the mechanism, or dp_pg.default_mechanism for calls that name none and dp_pg.partition_mechanism for GROUP BY keys without public values), or ask the DBA for a larger budget.",
 						 DpRefusalName(result.refusal))));
 	}
+	if (result.verdict != DP_VERDICT_OK && result.refused_table >= 0)
+		ereport(ERROR,
+				(errcode(result.sqlerrcode),
+				 errmsg("the dp_pg ledger could not charge the privacy budget of %s: %s", who, result.errmsg),
+				 errdetail("Nothing was charged and nothing was released."),
+				 errhint("The table is bound to a table budget that the ledger does not hold (a restore of this database without the ledger's): a DBA runs dp_pg.set_table_budget (or dp_pg.drop_table_budget) for it.")));
 	if (result.verdict != DP_VERDICT_OK)
 		ereport(ERROR,
 				(errcode(result.sqlerrcode),
 				 errmsg("the dp_pg ledger could not record the charge: %s", result.errmsg),
 				 errdetail("Nothing was charged and nothing was released.")));
-	/* charged: say so when a role's spending passed 90% of a limit */
+	/* charged: say so when a budget's spending passed 90% of a limit */
 	for (int w = 0; w < result.nwarn && w < DP_MAX_WARNINGS; w++)
 		ereport(WARNING,
-				(errmsg("role \"%s\" has spent %.0f%% of its %s limit",
-						DpRoleName(result.warn[w].role),
+				(errmsg("%s has spent %.0f%% of its %s limit",
+						DpBudgetName(result.warn[w].role, result.warn[w].table, tables, ntables),
 						floor(100.0 * result.warn[w].spent / result.warn[w].limit),
 						DpRefusalName(result.warn[w].what)),
 				 errdetail("%s spent %.6g of %.6g, this query included.",
@@ -250,25 +294,48 @@ DpJsonNumber(StringInfo buf, const char *key, double v)
 	}
 }
 
-/* Send a budget administration request and wait for it. */
+/* The renewal of a change, for its ledger row's detail: ", "renew": "1 mon"" (nothing without one). */
 static void
-DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
+DpJsonRenew(StringInfo buf, const DpRenew *renew)
+{
+	if (renew == NULL || !DpRenewIsSet(renew))
+		return;
+	appendStringInfo(buf, ", \"renew\": \"%s\"",
+					 DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&renew->every))));
+	if (renew->from != DT_NOBEGIN)
+		appendStringInfo(buf, ", \"renew_from\": \"%s\"", timestamptz_to_str(renew->from));
+}
+
+/* A JSON string (escaped) as the value of key. */
+static void
+DpJsonText(StringInfo buf, const char *key, const char *value)
+{
+	appendStringInfo(buf, "\"%s\": ", key);
+	escape_json(buf, value);
+}
+
+/* Send a budget administration request and wait for it; the verdict into *out (if given). */
+static void
+DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits, const DpRenew *renew,
+			  const pg_uuid_t *table, const char *database, const char *table_name, DpLedgerSlot *out)
 {
 	int			i;
 	DpLedgerSlot *slot;
 	DpLedgerSlot result;
 	StringInfoData detail;
+	bool		table_kind = kind == DP_REQ_SET_TABLE_BUDGET || kind == DP_REQ_REMOVE_TABLE_BUDGET;
 
 	/* the ledger row of a change records the values it set */
 	initStringInfo(&detail);
 	appendStringInfoChar(&detail, '{');
-	if (kind == DP_REQ_SET_BUDGET && limits)
+	if ((kind == DP_REQ_SET_BUDGET || kind == DP_REQ_SET_TABLE_BUDGET) && limits)
 	{
 		DpJsonNumber(&detail, "epsilon_limit", limits->epsilon);
 		appendStringInfoString(&detail, ", ");
 		DpJsonNumber(&detail, "delta_limit", limits->delta);
 		appendStringInfoString(&detail, ", ");
 		DpJsonNumber(&detail, "rho_limit", limits->rho);
+		DpJsonRenew(&detail, renew);
 	}
 	else if (kind == DP_REQ_SET_CAPS && limits)
 	{
@@ -277,6 +344,15 @@ DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
 		DpJsonNumber(&detail, "max_delta_per_query", limits->delta);
 		appendStringInfoString(&detail, ", ");
 		DpJsonNumber(&detail, "max_rho_per_query", limits->rho);
+	}
+	if (table_kind)
+	{
+		/* by name: a budget found again after its binding was lost (DpTableBudgetByName) */
+		if (detail.len > 1)
+			appendStringInfoString(&detail, ", ");
+		DpJsonText(&detail, "database", database);
+		appendStringInfoString(&detail, ", ");
+		DpJsonText(&detail, "table", table_name);
 	}
 	appendStringInfoChar(&detail, '}');
 
@@ -288,11 +364,25 @@ DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
 #ifdef DP_PG_TEST_SWITCHES
 	slot->debug_poison = dp_debug_poison_charge;
 #endif
-	slot->nroles = 1;
+	slot->nroles = table_kind ? 0 : 1;
 	slot->roles[0] = role;
+	slot->ntables = table_kind ? 1 : 0;
+	memset(&slot->tables[0], 0, sizeof(pg_uuid_t));
+	if (table != NULL)
+		slot->tables[0] = *table;
+	strlcpy(slot->database, database ? database : "", sizeof(slot->database));
+	strlcpy(slot->table_name, table_name ? table_name : "", sizeof(slot->table_name));
 	dp_cost_zero(&slot->cost);
 	slot->limits.epsilon = slot->limits.delta = slot->limits.rho = NAN;
 	slot->caps = slot->limits;
+	memset(&slot->renew, 0, sizeof(slot->renew));
+	slot->renew_from_given = false;
+	if (renew != NULL && DpRenewIsSet(renew))
+	{
+		slot->renew = *renew;
+		/* from DT_NOBEGIN: the worker chooses (kept if the period is unchanged, else now) */
+		slot->renew_from_given = renew->from != DT_NOBEGIN;
+	}
 	if (limits && kind == DP_REQ_SET_CAPS)
 		slot->caps = *limits;
 	else if (limits)
@@ -305,27 +395,47 @@ DpLedgerAdmin(DpRequestKind kind, Oid role, const DpLimits *limits)
 				(errcode(result.sqlerrcode),
 				 errmsg("the dp_pg ledger could not record the change: %s", result.errmsg),
 				 errdetail("Nothing was changed.")));
+	if (out != NULL)
+		*out = result;
 }
 
-/* Set (or remove) a role's limits; durable, logged. */
+/* Set (or remove) a role's limits and renewal; durable, logged. */
 void
-DpLedgerSetBudget(Oid role, const DpLimits *limits, bool remove)
+DpLedgerSetBudget(Oid role, const DpLimits *limits, const DpRenew *renew, bool remove)
 {
-	DpLedgerAdmin(remove ? DP_REQ_REMOVE_BUDGET : DP_REQ_SET_BUDGET, role, limits);
+	DpLedgerAdmin(remove ? DP_REQ_REMOVE_BUDGET : DP_REQ_SET_BUDGET, role, limits, renew, NULL, NULL, NULL, NULL);
 }
 
 /* Set (all NaN: remove) a role's per-query caps; durable, logged. */
 void
 DpLedgerSetCaps(Oid role, const DpLimits *caps)
 {
-	DpLedgerAdmin(DP_REQ_SET_CAPS, role, caps);
+	DpLedgerAdmin(DP_REQ_SET_CAPS, role, caps, NULL, NULL, NULL, NULL, NULL);
 }
 
 /* Reset a role's spending (DBA only); durable, logged. */
 void
 DpLedgerResetBudget(Oid role)
 {
-	DpLedgerAdmin(DP_REQ_RESET, role, NULL);
+	DpLedgerAdmin(DP_REQ_RESET, role, NULL, NULL, NULL, NULL, NULL, NULL);
+}
+
+/* Set a table budget's limits and renewal (see ledger.h); returns the budget set. */
+pg_uuid_t
+DpLedgerSetTableBudget(const pg_uuid_t *budget, const char *database, const char *table_name,
+					   const DpLimits *limits, const DpRenew *renew)
+{
+	DpLedgerSlot result;
+
+	DpLedgerAdmin(DP_REQ_SET_TABLE_BUDGET, InvalidOid, limits, renew, budget, database, table_name, &result);
+	return result.tables[0];
+}
+
+/* Remove a table budget (its ledger rows stay); durable, logged. */
+void
+DpLedgerRemoveTableBudget(const pg_uuid_t *budget, const char *database, const char *table_name)
+{
+	DpLedgerAdmin(DP_REQ_REMOVE_TABLE_BUDGET, InvalidOid, NULL, NULL, budget, database, table_name, NULL);
 }
 
 /* Copy out the budget rows (palloc'd array); returns the count. */
@@ -348,10 +458,39 @@ DpLedgerBudgetRows(DpBudgetRow **rows)
 		if (n < cap)
 		{
 			out[n].role = e->role;
-			out[n].limits = e->limits;
 			out[n].caps = e->caps;
-			out[n].spent = e->spent;
-			out[n].charges = e->charges;
+			out[n].s = e->s;
+			n++;
+		}
+	}
+	LWLockRelease(dp_ledger->lock);
+	*rows = out;
+	return n;
+}
+
+/* Copy out the table budgets (palloc'd array); returns the count. */
+int
+DpLedgerTableBudgetRows(DpTableBudgetRow **rows)
+{
+	HASH_SEQ_STATUS seq;
+	DpTableBudgetEntry *e;
+	int			n = 0;
+	int			cap;
+	DpTableBudgetRow *out;
+
+	DpLedgerAwaitReady();
+	LWLockAcquire(dp_ledger->lock, LW_SHARED);
+	cap = hash_get_num_entries(dp_table_budgets);
+	out = palloc(sizeof(DpTableBudgetRow) * Max(cap, 1));
+	hash_seq_init(&seq, dp_table_budgets);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (n < cap)
+		{
+			out[n].budget = e->budget;
+			memcpy(out[n].database, e->database, sizeof(out[n].database));
+			memcpy(out[n].table_name, e->table_name, sizeof(out[n].table_name));
+			out[n].s = e->s;
 			n++;
 		}
 	}
@@ -416,6 +555,9 @@ DpLedgerReadRows(FunctionCallInfo fcinfo, DpReadWhat what, bool all, const Oid *
 		/* a database still at the 0.1.0 catalog reads the refusals' database as an OID */
 		slot->read_names = what == DP_READ_REFUSALS && desc->natts > 4 &&
 			TupleDescAttr(desc, 4)->atttypid == TEXTOID;
+		/* a database at the 0.2.0 catalog reads the ledger's table budgets, windows and rdp_delta */
+		slot->read_v2 = what == DP_READ_LEDGER && desc->natts >= 14;
+		slot->ntables = 0;
 		slot->read_after = after;
 		slot->read_handle = dsm_segment_handle(seg);
 		slot->query[0] = '\0';

@@ -94,7 +94,7 @@ static Oid *dropped_oids = NULL;	/* in TopTransactionContext */
 static NameData *dropped_names = NULL;
 
 /* The ledger tables, in schema dp_pg of the ledger database. */
-static const char *const ledger_tables[] = {"budget_limits", "ledger_entries", "ledger_timelines"};
+static const char *const ledger_tables[] = {"budget_limits", "ledger_entries", "ledger_timelines", "table_budget_limits"};
 
 /* True if this backend is connected to dp_pg.ledger_database. */
 static bool
@@ -382,6 +382,12 @@ DpRetentionCheckUtility(PlannedStmt *pstmt)
 		Oid			relid = RangeVarGetRelid(((AlterTableStmt *) stmt)->relation, NoLock, true);
 
 		if (DpInLedgerDatabase() && DpIsLedgerTable(relid))
+			reload_at_commit = true;
+	}
+	else if (IsA(stmt, AlterExtensionStmt))
+	{
+		/* an update changes the ledger tables' layout (0.2.0: table budgets, windows): load them again */
+		if (strcmp(((AlterExtensionStmt *) stmt)->extname, "dp_pg") == 0 && DpInLedgerDatabase())
 			reload_at_commit = true;
 	}
 	else if (IsA(stmt, DropRoleStmt))

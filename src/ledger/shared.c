@@ -31,6 +31,7 @@ bool		dp_debug_poison_charge = false;
 
 DpLedgerShared *dp_ledger = NULL;
 HTAB	   *dp_budgets = NULL;
+HTAB	   *dp_table_budgets = NULL;
 bool		dp_am_ledger_worker = false;	/* this process is the ledger worker */
 
 /* A hot standby's link to its primary (standby.c registers it at load). */
@@ -47,8 +48,9 @@ DpLedgerSetForwarder(const DpLedgerForwarder *fwd)
 static Size
 DpLedgerShmemSize(void)
 {
-	return add_size(MAXALIGN(sizeof(DpLedgerShared)),
-					hash_estimate_size(DP_MAX_BUDGETS, sizeof(DpBudgetEntry)));
+	return add_size(add_size(MAXALIGN(sizeof(DpLedgerShared)),
+							 hash_estimate_size(DP_MAX_BUDGETS, sizeof(DpBudgetEntry))),
+					hash_estimate_size(DP_MAX_TABLE_BUDGETS, sizeof(DpTableBudgetEntry)));
 }
 
 /* shmem_request_hook (hooks.c): reserve memory and the lock. */
@@ -84,6 +86,10 @@ DpLedgerShmemStartup(void)
 	info.entrysize = sizeof(DpBudgetEntry);
 	dp_budgets = ShmemInitHash("dp_pg budgets", DP_MAX_BUDGETS, DP_MAX_BUDGETS,
 							&info, HASH_ELEM | HASH_BLOBS);
+	info.keysize = sizeof(pg_uuid_t);
+	info.entrysize = sizeof(DpTableBudgetEntry);
+	dp_table_budgets = ShmemInitHash("dp_pg table budgets", DP_MAX_TABLE_BUDGETS, DP_MAX_TABLE_BUDGETS,
+								  &info, HASH_ELEM | HASH_BLOBS);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -519,6 +525,7 @@ DpSlotToVerdict(const DpLedgerSlot *slot, DpChargeVerdict *v)
 	memset(v, 0, sizeof(*v));
 	v->verdict = slot->verdict;
 	v->refused_role = slot->refused_role;
+	v->refused_table = slot->refused_table;
 	v->refusal = slot->refusal;
 	v->spent = slot->spent;
 	v->limit = slot->limit;
@@ -529,6 +536,7 @@ DpSlotToVerdict(const DpLedgerSlot *slot, DpChargeVerdict *v)
 	for (int w = 0; w < v->nwarn; w++)
 	{
 		v->warn_role[w] = slot->warn[w].role;
+		v->warn_table[w] = slot->warn[w].table;
 		v->warn_what[w] = slot->warn[w].what;
 		v->warn_spent[w] = slot->warn[w].spent;
 		v->warn_limit[w] = slot->warn[w].limit;
@@ -541,6 +549,7 @@ DpVerdictToSlot(const DpChargeVerdict *v, DpLedgerSlot *slot)
 {
 	slot->verdict = v->verdict;
 	slot->refused_role = v->refused_role;
+	slot->refused_table = v->refused_table;
 	slot->refusal = v->refusal;
 	slot->spent = v->spent;
 	slot->limit = v->limit;
@@ -551,6 +560,7 @@ DpVerdictToSlot(const DpChargeVerdict *v, DpLedgerSlot *slot)
 	for (int w = 0; w < slot->nwarn; w++)
 	{
 		slot->warn[w].role = v->warn_role[w];
+		slot->warn[w].table = v->warn_table[w];
 		slot->warn[w].what = v->warn_what[w];
 		slot->warn[w].spent = v->warn_spent[w];
 		slot->warn[w].limit = v->warn_limit[w];

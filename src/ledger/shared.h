@@ -6,20 +6,25 @@
  * --------
  * Who: one background worker ("dp_pg ledger") owns the ledger.  It connects
  * to dp_pg.ledger_database (postmaster setting), where CREATE EXTENSION
- * dp_pg must have been run, and is the only writer of dp_pg.ledger_entries
- * and dp_pg.budget_limits there.  Budgets are cluster-wide: a query in any
- * database is charged through this one worker.
+ * dp_pg must have been run, and is the only writer of dp_pg.ledger_entries,
+ * dp_pg.budget_limits and dp_pg.table_budget_limits there.  Budgets are
+ * cluster-wide: a query in any database is charged through this one worker.
  *
  * Shared state (DpLedgerShared, under its LWLock): the request slots and the
- * budget table (limits and spent totals per role), a cache of the ledger
- * tables that only the worker writes, after its commits.
+ * budget tables (limits, window and spent totals per role, dp_budgets, and
+ * per table budget, dp_table_budgets), a cache of the ledger tables that
+ * only the worker writes, after its commits (and, for windows that end, its
+ * periodic roll: DpWorkerRollWindows).
  *
  * A charge (backend, leader only, at ExecutorStart, before any row exists):
  *  0. validate the composed cost (dp_cost_valid_charge: exactly what a
  *     ledger row accepts); an invalid one is ERROR 22023 before any slot is
  *     taken, so it never reaches a batch;
- *  1. take a FREE slot, fill in the roles, the composed cost and the query
- *     text, mark it PENDING and wake the worker;
+ *  1. take a FREE slot, fill in the roles, the table budgets of the
+ *     protected tables the plan reads (dp_pg.protected_tables.table_budget
+ *     of the backend's database: the backend knows them, the worker knows
+ *     the budgets), the composed cost and the query text, mark it PENDING
+ *     and wake the worker;
  *  2. sleep on the slot's condition variable until it is DONE, at most
  *     dp_pg.charge_timeout; a timeout or a cancel marks the slot ABANDONED
  *     and raises an ERROR (the worker may still commit the charge: an
@@ -31,7 +36,11 @@
  * written in its own subtransaction: it is checked again (an invalid slot
  * gets an error verdict without touching the tables), decided against the
  * batch's working copies of the totals (which include the earlier
- * admissions of the same batch), and its ledger rows are inserted.  If
+ * admissions of the same batch) -- every role's and every table budget's
+ * it names: all have room or it is refused (a table budget the ledger does
+ * not hold is an error verdict) -- and its ledger rows are inserted (one
+ * per role, one per table budget with role NULL), stamped with the batch's
+ * time, which never goes back (the windows: windows.c).  If
  * anything in that fails, only that subtransaction is rolled back: the
  * request gets an error verdict and the working copies never saw it (they
  * are updated only after its writes succeeded), so no request can make
@@ -82,6 +91,7 @@
 
 #define DP_LEDGER_SLOTS 64
 #define DP_MAX_BUDGETS 4096
+#define DP_MAX_TABLE_BUDGETS 4096
 #define DP_QUERY_TEXT_LEN 1024
 #define DP_DETAIL_LEN 8192
 
@@ -101,7 +111,9 @@ typedef enum DpRequestKind
 	DP_REQ_REMOVE_BUDGET,
 	DP_REQ_RESET,
 	DP_REQ_SET_CAPS,			/* the per-query caps (dp_pg.set_query_cap) */
-	DP_REQ_READ					/* a page of rows for a view in any database */
+	DP_REQ_READ,				/* a page of rows for a view in any database */
+	DP_REQ_SET_TABLE_BUDGET,	/* a table budget's limits (dp_pg.set_table_budget) */
+	DP_REQ_REMOVE_TABLE_BUDGET	/* dp_pg.drop_table_budget */
 } DpRequestKind;
 
 /* At most this many 90%-of-a-limit warnings per charge. */
@@ -110,7 +122,8 @@ typedef enum DpRequestKind
 /* A limit whose 90% a charge passed. */
 typedef struct DpLimitWarning
 {
-	Oid			role;
+	Oid			role;			/* InvalidOid: a table's */
+	int			table;			/* the index of the table budget, or -1 */
 	DpRefusal	what;			/* DP_REFUSE_EPSILON, _DELTA or _RHO */
 	double		spent;			/* after the charge */
 	double		limit;
@@ -150,20 +163,32 @@ typedef struct DpLedgerSlot
 #endif
 	int			nroles;
 	Oid			roles[DP_MAX_CHARGE_ROLES];
+	/* DP_REQ_CHARGE: the table budgets charged; *_TABLE_BUDGET: tables[0] (zero: none yet) */
+	int			ntables;
+	pg_uuid_t	tables[DP_MAX_CHARGE_TABLES];
 	DpCost		cost;
-	DpLimits	limits;			/* DP_REQ_SET_BUDGET */
+	DpLimits	limits;			/* DP_REQ_SET_BUDGET, DP_REQ_SET_TABLE_BUDGET */
 	DpLimits	caps;			/* DP_REQ_SET_CAPS */
+	DpRenew		renew;			/* DP_REQ_SET_BUDGET, DP_REQ_SET_TABLE_BUDGET (from 0: now) */
+	bool		renew_from_given;
+	char		database[NAMEDATALEN];	/* DP_REQ_*_TABLE_BUDGET: where and under which name */
+	char		table_name[DP_TABLE_NAME_LEN];
 	/* DP_REQ_READ: rows of read_what with id > read_after (roles[] unless read_all) */
 	DpReadWhat	read_what;
 	bool		read_all;
 	bool		read_names;		/* DP_READ_REFUSALS: database as its name (text), else its OID */
+	bool		read_v2;		/* DP_READ_LEDGER: with table_budget, budget_window, rdp_delta */
 	int64		read_after;
 	dsm_handle	read_handle;
 	char		query[DP_QUERY_TEXT_LEN];
 	char		detail[DP_DETAIL_LEN];
+	/* the worker's scratch: a budget's spending replayed for new renewal settings */
+	bool		respent;
+	DpSpending	respend;
 	/* verdict */
 	DpVerdict	verdict;
 	Oid			refused_role;
+	int			refused_table;	/* -1, or the index of the refused (or missing) table budget */
 	DpRefusal	refusal;
 	double		spent;			/* of the limit broken, before the charge */
 	double		limit;
@@ -179,11 +204,20 @@ typedef struct DpBudgetEntry
 {
 	Oid			role;			/* hash key */
 	bool		budgeted;		/* has a budget (always, in shared memory) */
-	DpLimits	limits;
+	bool		removed;		/* a batch's working copy: its budget was dropped */
 	DpLimits	caps;			/* per-query caps (NaN: none) */
-	DpCost		spent;
-	int64		charges;
+	DpSpending	s;
 } DpBudgetEntry;
+
+typedef struct DpTableBudgetEntry
+{
+	pg_uuid_t	budget;			/* hash key */
+	bool		budgeted;		/* has limits (always, in shared memory) */
+	bool		removed;		/* a batch's working copy: its budget was dropped */
+	char		database[NAMEDATALEN];
+	char		table_name[DP_TABLE_NAME_LEN];
+	DpSpending	s;
+} DpTableBudgetEntry;
 
 /*
  * Refusals waiting for the worker to write them to dp_pg.guard_refusal_log
@@ -249,12 +283,15 @@ typedef struct DpLedgerFlags
 typedef struct DpWorkBatch
 {
 	HTAB	   *pending;		/* working copies of the budget entries it touches */
+	HTAB	   *pending_tables; /* ... and of the table budgets */
 	bool		limits_changed; /* a set_budget or drop_budget of it was written */
+	TimestampTz at;				/* its time (charged_at of its rows), never before an earlier batch's */
 } DpWorkBatch;
 
 /* shared.c: the state (see the head of this file) */
 extern DpLedgerShared *dp_ledger;
 extern HTAB *dp_budgets;		/* role -> DpBudgetEntry, under dp_ledger->lock */
+extern HTAB *dp_table_budgets;	/* budget -> DpTableBudgetEntry, under dp_ledger->lock */
 extern bool dp_am_ledger_worker;	/* this process is the ledger worker */
 extern const DpLedgerForwarder *dp_forwarder;	/* a hot standby's link to its primary */
 #ifdef DP_PG_TEST_SWITCHES
@@ -301,24 +338,49 @@ extern void DpVerdictToSlot(const DpChargeVerdict *v, DpLedgerSlot *slot);
 /* True if the ledger tables have the 0.2.0 layout (names: regrole role, NULL once dropped). */
 extern bool DpLedgerHasNames(void);
 
-/* The cost of a ledger row whose epsilon, delta, rho, rdp are columns col.. col+3. */
-extern void DpRowCost(HeapTuple tup, TupleDesc desc, int col, DpCost *c);
+/* The layout the last load found (0.2.0: table budgets, windows, rdp_delta). */
+extern bool DpWorkerLayoutV2(void);
 
 /*
- * Load limits and spent totals from the tables into the local table into
+ * The cost of a ledger row whose epsilon, delta, rho, rdp are columns
+ * col .. col+3, and rdp_delta column dcol (0: none, the 0.1.0 layout).
+ */
+extern void DpRowCost(HeapTuple tup, TupleDesc desc, int col, int dcol, DpCost *c);
+
+/* Local hash tables for the budgets of roles and of tables (in the current memory context). */
+extern HTAB *DpBudgetTable(const char *name);
+extern HTAB *DpTableBudgetTable(const char *name);
+
+/*
+ * Load limits and spent totals from the tables into the local tables
  * (installed at once afterwards: DpWorkerInstall).  Charges are replayed up
  * to ledger row *upto; with *upto = 0 up to the last row, whose id is stored
  * there.
  */
-extern void DpWorkerLoad(HTAB *into, int64 *upto);
+extern void DpWorkerLoad(HTAB *roles, HTAB *tables, int64 *upto);
 
 /*
- * Install a loaded table of budgets at once (a reader never sees a partial
+ * Apply one ledger row (in ledger order) to the budgets it belongs to:
+ * kind 'charge' or 'reset', of role (InvalidOid: none) or table budget
+ * (NULL: none), at its charged_at.  Used by the load and a standby's
+ * refresh, exactly as the worker counted the charge online.
+ */
+extern void DpApplyLedgerRow(HTAB *roles, HTAB *tables, Oid role, const pg_uuid_t *table,
+							 bool reset, TimestampTz at, const DpCost *cost);
+
+/*
+ * Install loaded tables of budgets at once (a reader never sees a partial
  * set), note whether the ledger holds anything, and with announce bump the
  * budget generation (not while the worker is not ready yet: becoming ready
  * bumps it).
  */
-extern void DpWorkerInstall(HTAB *local, bool has_rows, bool announce);
+extern void DpWorkerInstall(HTAB *roles, HTAB *tables, bool has_rows, bool announce);
+
+/*
+ * Open the windows that ended by now of the published budgets (the worker's
+ * loop, at most once a second): their spending starts again from zero.
+ */
+extern void DpWorkerRollWindows(void);
 
 /* Give a request an error verdict (nothing of it is written). */
 extern void DpWorkerFail(DpLedgerSlot *slot, int sqlerrcode, const char *message);
@@ -396,6 +458,46 @@ extern void DpWorkerReloadIfAsked(void);
  * (detail keeps only its old OID).  Only on the 0.2.0 layout.
  */
 extern void DpWorkerForgetDroppedRoles(void);
+
+/* budget.c: what tablebudget.c shares of the roles' SQL interface */
+
+/*
+ * A limit argument: NULL -> NaN (not limited); else checked (what: "limit"
+ * or "cap"; below_one: a delta, which may be 0).
+ */
+extern double DpBoundArg(FunctionCallInfo fcinfo, int argno, const char *name, const char *what, bool below_one);
+
+/* The renewal arguments renew (argno) and renew_from (argno + 1), if the function has them. */
+extern void DpRenewArgs(FunctionCallInfo fcinfo, int argno, DpRenew *r);
+
+/*
+ * The columns of a budget's spending: epsilon_spent .. accounting into
+ * values (6), renew .. lifetime_charges into more (7; NULL: not shown).
+ */
+extern void DpSpendingColumns(const DpSpending *s, Datum *values, bool *nulls, Datum *more, bool *mnulls);
+
+/* windows.c */
+
+/* Budget spending with no limits, no renewal and nothing spent. */
+extern void DpSpendingInit(DpSpending *s);
+
+/* Give s a renewal (every zero: none); its window is computed at the next roll. */
+extern void DpSpendingSetRenew(DpSpending *s, const DpRenew *renew);
+
+/*
+ * Move s to the window holding t if it renews and t is past its current
+ * window (the spending of the new window starts from zero).  Never back.
+ */
+extern void DpSpendingRoll(DpSpending *s, TimestampTz t);
+
+/* A charge of cost at t: in the window of t (DpSpendingRoll) and in the lifetime totals. */
+extern void DpSpendingCharge(DpSpending *s, const DpCost *cost, TimestampTz t);
+
+/* A reset: the current window's spending starts again from zero. */
+extern void DpSpendingReset(DpSpending *s);
+
+/* True if two renewals are the same windows. */
+extern bool DpRenewSame(const DpRenew *a, const DpRenew *b);
 
 /* worker_standby.c */
 

@@ -45,6 +45,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
+#include "utils/uuid.h"
 #include "utils/wait_event.h"
 
 #include "ledger.h"
@@ -68,6 +69,8 @@ static void DpForwardDisconnect(void);
 /* The worker's connection to its primary, and the conninfo it was opened with. */
 static PGconn *fwd_conn = NULL;
 static char *fwd_conninfo = NULL;
+/* the primary's dp_pg.forward_charges takes table budgets and rdp_delta (0.2.0) */
+static bool fwd_tables = false;
 
 /* What the ledger worker calls on a standby (DpLedgerSetForwarder). */
 static const DpLedgerForwarder standby_forwarder = {
@@ -307,6 +310,19 @@ DpForwardConnect(TimestampTz deadline, int *code, char *err, size_t errlen)
 		return false;
 	}
 	PQclear(res);
+	/* which forward_charges the primary's catalog has (0.1.0: no table budgets) */
+	res = DpForwardExec("SELECT count(*) FROM pg_catalog.pg_proc WHERE proname = 'forward_charges' "
+						"AND pronamespace = 'dp_pg'::pg_catalog.regnamespace AND pronargs = 12", 0, NULL, deadline,
+						code, err, errlen);
+	if (res == NULL || PQntuples(res) != 1)
+	{
+		if (res)
+			PQclear(res);
+		DpForwardDisconnect();
+		return false;
+	}
+	fwd_tables = strcmp(PQgetvalue(res, 0, 0), "1") == 0;
+	PQclear(res);
 	fwd_conninfo = MemoryContextStrdup(TopMemoryContext, info);
 	return true;
 }
@@ -366,14 +382,24 @@ DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
 				 int *sqlerrcode, char *err, size_t errlen)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), dp_charge_timeout_ms * 4 / 5);
-	StringInfoData p[9];
-	const char *params[9];
+	StringInfoData p[12];
+	const char *params[12];
 	PGresult   *res;
 	bool		ok = true;
+	int			nparams;
+	int			ntab = 0;
 
 	if (!DpForwardConnect(deadline, sqlerrcode, err, errlen))
 		return false;
-	for (int i = 0; i < 9; i++)
+	nparams = fwd_tables ? 12 : 9;
+	for (int r = 0; r < n; r++)
+		if (reqs[r].ntables > 0 && !fwd_tables)
+		{
+			snprintf(err, errlen, "the primary's dp_pg has no table budgets yet (run ALTER EXTENSION dp_pg UPDATE there)");
+			*sqlerrcode = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+			return false;
+		}
+	for (int i = 0; i < nparams; i++)
 	{
 		initStringInfo(&p[i]);
 		appendStringInfoChar(&p[i], '{');
@@ -381,40 +407,63 @@ DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
 	for (int r = 0; r < n; r++)
 	{
 		const char *sep = r > 0 ? "," : "";
+		DpCost		cost = reqs[r].cost;
 
+		/* a primary without rdp_delta takes the charge without its approximate curve */
+		if (!fwd_tables && cost.rdp_delta > 0.0)
+		{
+			for (int a = 0; a < DP_RDP_NALPHAS; a++)
+				cost.rdp[a] = INFINITY;
+			cost.rdp_delta = 0.0;
+		}
 		appendStringInfo(&p[0], "%s%u", sep, reqs[r].requested_by);
 		appendStringInfo(&p[1], "%s%d", sep, reqs[r].nroles);
 		for (int k = 0; k < reqs[r].nroles; k++)
 			appendStringInfo(&p[2], "%s%u", (r > 0 || k > 0) ? "," : "", reqs[r].roles[k]);
 		appendStringInfoString(&p[3], sep);
-		DpAppendFloat(&p[3], reqs[r].cost.epsilon);
+		DpAppendFloat(&p[3], cost.epsilon);
 		appendStringInfoString(&p[4], sep);
-		DpAppendFloat(&p[4], reqs[r].cost.delta);
+		DpAppendFloat(&p[4], cost.delta);
 		appendStringInfoString(&p[5], sep);
-		DpAppendFloat(&p[5], reqs[r].cost.rho);
+		DpAppendFloat(&p[5], cost.rho);
 		for (int a = 0; a < DP_RDP_NALPHAS; a++)
 		{
 			if (r > 0 || a > 0)
 				appendStringInfoChar(&p[6], ',');
-			DpAppendFloat(&p[6], reqs[r].cost.rdp[a]);
+			DpAppendFloat(&p[6], cost.rdp[a]);
 		}
 		appendStringInfoString(&p[7], sep);
 		DpAppendQuoted(&p[7], reqs[r].query);
 		appendStringInfoString(&p[8], sep);
 		DpAppendQuoted(&p[8], reqs[r].detail);
+		if (!fwd_tables)
+			continue;
+		appendStringInfoString(&p[9], sep);
+		DpAppendFloat(&p[9], cost.rdp_delta);
+		appendStringInfo(&p[10], "%s%d", sep, reqs[r].ntables);
+		for (int t = 0; t < reqs[r].ntables; t++)
+			appendStringInfo(&p[11], "%s%s", ntab++ > 0 ? "," : "",
+							 DatumGetCString(DirectFunctionCall1(uuid_out, UUIDPGetDatum((pg_uuid_t *) &reqs[r].tables[t]))));
 	}
-	for (int i = 0; i < 9; i++)
+	for (int i = 0; i < nparams; i++)
 	{
 		appendStringInfoChar(&p[i], '}');
 		params[i] = p[i].data;
 	}
-	res = DpForwardExec("SELECT ord, verdict, refused_role, refusal, spent, lim, requested, sqlstate, message, "
+	res = DpForwardExec(fwd_tables ?
+						"SELECT ord, verdict, refused_role, refusal, spent, lim, requested, sqlstate, message, "
+						"warn_role, warn_what, warn_spent, warn_limit, refused_table, warn_table "
+						"FROM dp_pg.forward_charges($1::pg_catalog.oid[], $2::pg_catalog.int4[], $3::pg_catalog.oid[], "
+						"$4::pg_catalog.float8[], $5::pg_catalog.float8[], $6::pg_catalog.float8[], "
+						"$7::pg_catalog.float8[], $8::pg_catalog.text[], $9::pg_catalog.text[], "
+						"$10::pg_catalog.float8[], $11::pg_catalog.int4[], $12::pg_catalog.uuid[]) ORDER BY ord" :
+						"SELECT ord, verdict, refused_role, refusal, spent, lim, requested, sqlstate, message, "
 						"warn_role, warn_what, warn_spent, warn_limit "
 						"FROM dp_pg.forward_charges($1::pg_catalog.oid[], $2::pg_catalog.int4[], $3::pg_catalog.oid[], "
 						"$4::pg_catalog.float8[], $5::pg_catalog.float8[], $6::pg_catalog.float8[], "
 						"$7::pg_catalog.float8[], $8::pg_catalog.text[], $9::pg_catalog.text[]) ORDER BY ord",
-						9, params, deadline, sqlerrcode, err, errlen);
-	for (int i = 0; i < 9; i++)
+						nparams, params, deadline, sqlerrcode, err, errlen);
+	for (int i = 0; i < nparams; i++)
 		pfree(p[i].data);
 	if (res == NULL)
 	{
@@ -422,7 +471,7 @@ DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
 		DpForwardDisconnect();
 		return false;
 	}
-	if (PQntuples(res) != n || PQnfields(res) != 13)
+	if (PQntuples(res) != n || PQnfields(res) != (fwd_tables ? 15 : 13))
 	{
 		snprintf(err, errlen, "the primary answered %d verdicts for %d forwarded charges", PQntuples(res), n);
 		*sqlerrcode = ERRCODE_PROTOCOL_VIOLATION;
@@ -440,6 +489,7 @@ DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
 		memset(v, 0, sizeof(*v));
 		v->verdict = atoi(PQgetvalue(res, r, 1));
 		v->refused_role = (Oid) strtoul(PQgetvalue(res, r, 2), NULL, 10);
+		v->refused_table = fwd_tables ? atoi(PQgetvalue(res, r, 13)) : -1;
 		v->refusal = atoi(PQgetvalue(res, r, 3));
 		v->spent = strtod(PQgetvalue(res, r, 4), NULL);
 		v->limit = strtod(PQgetvalue(res, r, 5), NULL);
@@ -458,7 +508,17 @@ DpForwardCharges(int n, const DpChargeRequest *reqs, DpChargeVerdict *out,
 		if (DpParseNumbers(PQgetvalue(res, r, 11), v->warn_spent, DP_FORWARD_WARNINGS) != nw ||
 			DpParseNumbers(PQgetvalue(res, r, 12), v->warn_limit, DP_FORWARD_WARNINGS) != nw)
 			ok = false;
-		if (atoi(PQgetvalue(res, r, 0)) != r + 1 || v->verdict < 1 || v->verdict > 3)
+		for (int w = 0; w < nw; w++)
+			v->warn_table[w] = -1;
+		if (fwd_tables)
+		{
+			if (DpParseNumbers(PQgetvalue(res, r, 14), nums, DP_FORWARD_WARNINGS) != nw)
+				ok = false;
+			for (int w = 0; w < nw; w++)
+				v->warn_table[w] = (int) nums[w];
+		}
+		if (atoi(PQgetvalue(res, r, 0)) != r + 1 || v->verdict < 1 || v->verdict > 3 ||
+			v->refused_table < -1 || v->refused_table >= Max(reqs[r].ntables, 1))
 			ok = false;
 	}
 	PQclear(res);
@@ -581,8 +641,11 @@ DpArrayOf(Datum *values, int n, Oid type)
 /*
  * dp_pg.forward_charges(requested_by oid[], nroles int4[], roles oid[],
  *   epsilon float8[], delta float8[], rho float8[], rdp float8[],
- *   query text[], detail text[]) RETURNS TABLE (ord, verdict, ...):
- * the primary's side of a forwarded batch (roles and rdp flattened).
+ *   query text[], detail text[], rdp_delta float8[], ntables int4[],
+ *   tables uuid[]) RETURNS TABLE (ord, verdict, ..., refused_table,
+ *   warn_table): the primary's side of a forwarded batch (roles, rdp and
+ *   tables flattened).  The 0.1.0 catalog's form has the first nine
+ *   arguments and thirteen result columns: no table budgets.
  */
 Datum
 dp_forward_charges(PG_FUNCTION_ARGS)
@@ -596,9 +659,15 @@ dp_forward_charges(PG_FUNCTION_ARGS)
 			   *rdp,
 			   *qry,
 			   *det;
+	Datum	   *rdel = NULL,
+			   *nt = NULL,
+			   *tb = NULL;
 	int			n,
 				nroles_total,
-				pos = 0;
+				ntables_total = 0,
+				pos = 0,
+				tpos = 0;
+	bool		v2 = PG_NARGS() >= 12;
 	DpChargeRequest *reqs;
 	DpChargeVerdict *out;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -612,11 +681,14 @@ dp_forward_charges(PG_FUNCTION_ARGS)
 		DpArgArray(fcinfo, 5, FLOAT8OID, &rho) != n ||
 		DpArgArray(fcinfo, 6, FLOAT8OID, &rdp) != n * DP_RDP_NALPHAS ||
 		DpArgArray(fcinfo, 7, TEXTOID, &qry) != n ||
-		DpArgArray(fcinfo, 8, TEXTOID, &det) != n)
+		DpArgArray(fcinfo, 8, TEXTOID, &det) != n ||
+		(v2 && (DpArgArray(fcinfo, 9, FLOAT8OID, &rdel) != n || DpArgArray(fcinfo, 10, INT4OID, &nt) != n)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("malformed forwarded batch: 1 to %d charges, every array of the same length", DP_FORWARD_MAX)));
 	nroles_total = DpArgArray(fcinfo, 2, OIDOID, &ro);
+	if (v2)
+		ntables_total = DpArgArray(fcinfo, 11, UUIDOID, &tb);
 	reqs = palloc0(sizeof(DpChargeRequest) * n);
 	out = palloc0(sizeof(DpChargeVerdict) * n);
 	for (int r = 0; r < n; r++)
@@ -638,8 +710,22 @@ dp_forward_charges(PG_FUNCTION_ARGS)
 			reqs[r].cost.rdp[a] = DatumGetFloat8(rdp[r * DP_RDP_NALPHAS + a]);
 		reqs[r].query = TextDatumGetCString(qry[r]);
 		reqs[r].detail = TextDatumGetCString(det[r]);
+		if (v2)
+		{
+			int			t = DatumGetInt32(nt[r]);
+
+			reqs[r].cost.rdp_delta = DatumGetFloat8(rdel[r]);
+			reqs[r].cost.rdp_mark = reqs[r].cost.rdp_delta;
+			if (t < 0 || t > DP_MAX_CHARGE_TABLES || tpos + t > ntables_total)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("malformed forwarded batch: charge %d names %d table budgets", r + 1, t)));
+			reqs[r].ntables = t;
+			for (int i = 0; i < t; i++)
+				reqs[r].tables[i] = *DatumGetUUIDP(tb[tpos++]);
+		}
 	}
-	if (pos != nroles_total)
+	if (pos != nroles_total || tpos != ntables_total)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("malformed forwarded batch: %d roles for %d", nroles_total, pos)));
@@ -649,9 +735,9 @@ dp_forward_charges(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int r = 0; r < n; r++)
 	{
-		Datum		values[13];
-		bool		nulls[13] = {0};
-		Datum		w[4][DP_FORWARD_WARNINGS];
+		Datum		values[15];
+		bool		nulls[15] = {0};
+		Datum		w[5][DP_FORWARD_WARNINGS];
 		DpChargeVerdict *v = &out[r];
 
 		values[0] = Int32GetDatum(r + 1);
@@ -669,11 +755,14 @@ dp_forward_charges(PG_FUNCTION_ARGS)
 			w[1][k] = Int32GetDatum(v->warn_what[k]);
 			w[2][k] = Float8GetDatum(v->warn_spent[k]);
 			w[3][k] = Float8GetDatum(v->warn_limit[k]);
+			w[4][k] = Int32GetDatum(v->warn_table[k]);
 		}
 		values[9] = DpArrayOf(w[0], v->nwarn, OIDOID);
 		values[10] = DpArrayOf(w[1], v->nwarn, INT4OID);
 		values[11] = DpArrayOf(w[2], v->nwarn, FLOAT8OID);
 		values[12] = DpArrayOf(w[3], v->nwarn, FLOAT8OID);
+		values[13] = Int32GetDatum(v->refused_table);
+		values[14] = DpArrayOf(w[4], v->nwarn, INT4OID);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

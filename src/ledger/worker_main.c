@@ -135,6 +135,7 @@ DpLedgerWorkerMain(Datum arg)
 			DpWorkerForgetDroppedRoles();
 			busy = DpWorkerBatch();
 			DpWorkerDrainRefusals();
+			DpWorkerRollWindows();
 			CHECK_FOR_INTERRUPTS();
 			DpWorkerReloadConfig();
 		} while (busy);

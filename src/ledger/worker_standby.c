@@ -66,6 +66,8 @@ DpStandbyForward(const int *charges, int n)
 			reqs[k].requested_by = slot->requested_by;
 			reqs[k].nroles = slot->nroles;
 			memcpy(reqs[k].roles, slot->roles, sizeof(Oid) * slot->nroles);
+			reqs[k].ntables = slot->ntables;
+			memcpy(reqs[k].tables, slot->tables, sizeof(pg_uuid_t) * slot->ntables);
 			reqs[k].cost = slot->cost;
 			reqs[k].query = slot->query;
 			reqs[k].detail = slot->detail;
@@ -92,7 +94,7 @@ DpStandbyForward(const int *charges, int n)
 static void
 DpStandbyReads(const int *reads, int n)
 {
-	DpWorkBatch wb = {NULL, false};
+	DpWorkBatch wb = {NULL, NULL, false, 0};
 	MemoryContext old = CurrentMemoryContext;
 
 	PG_TRY();
@@ -199,8 +201,11 @@ DpStandbyRefresh(int64 *upto)
 		uint64		n;
 
 		DpWorkerBegin(NULL);
-		if (SPI_execute_with_args("SELECT id, role, kind, epsilon, delta, rho, rdp FROM dp_pg.ledger_entries "
-								  "WHERE id > $1 ORDER BY id LIMIT 100000",
+		if (SPI_execute_with_args(DpWorkerLayoutV2() ?
+								  "SELECT id, role, kind, epsilon, delta, rho, rdp, charged_at, table_budget, rdp_delta "
+								  "FROM dp_pg.ledger_entries WHERE id > $1 ORDER BY id LIMIT 100000" :
+								  "SELECT id, role, kind, epsilon, delta, rho, rdp, charged_at, NULL::pg_catalog.uuid, "
+								  "NULL::pg_catalog.float8 FROM dp_pg.ledger_entries WHERE id > $1 ORDER BY id LIMIT 100000",
 								  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read dp_pg.ledger_entries");
 		n = SPI_processed;
@@ -212,17 +217,15 @@ DpStandbyRefresh(int64 *upto)
 		}
 		if (full)
 		{
-			HASHCTL		info;
 			HTAB	   *local;
+			HTAB	   *tables;
 			int64		newupto = 0;
 
-			info.keysize = sizeof(Oid);
-			info.entrysize = sizeof(DpBudgetEntry);
-			info.hcxt = CurrentMemoryContext;
-			local = hash_create("dp_pg standby budgets", 64, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 			SPI_freetuptable(SPI_tuptable);
-			DpWorkerLoad(local, &newupto);
-			DpWorkerInstall(local, newupto > 0, true);
+			local = DpBudgetTable("dp_pg standby budgets");
+			tables = DpTableBudgetTable("dp_pg standby table budgets");
+			DpWorkerLoad(local, tables, &newupto);
+			DpWorkerInstall(local, tables, newupto > 0, true);
 			*upto = newupto;
 		}
 		else if (n > 0)
@@ -233,26 +236,17 @@ DpStandbyRefresh(int64 *upto)
 				HeapTuple	tup = SPI_tuptable->vals[r];
 				TupleDesc	desc = SPI_tuptable->tupdesc;
 				bool		isnull;
+				bool		tnull;
 				Oid			role = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
 				char	   *kind = SPI_getvalue(tup, desc, 3);
-				DpBudgetEntry *e = hash_search(dp_budgets, &role, HASH_FIND, NULL);
+				TimestampTz at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 8, &isnull));
+				Datum		table = SPI_getbinval(tup, desc, 9, &tnull);
+				DpCost		c;
 
 				*upto = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-				if (e == NULL)
-					continue;
-				if (strcmp(kind, "reset") == 0)
-				{
-					dp_cost_zero(&e->spent);
-					e->charges = 0;
-				}
-				else
-				{
-					DpCost		c;
-
-					DpRowCost(tup, desc, 4, &c);
-					dp_cost_add(&e->spent, &c);
-					e->charges++;
-				}
+				DpRowCost(tup, desc, 4, 10, &c);
+				DpApplyLedgerRow(dp_budgets, dp_table_budgets, role, tnull ? NULL : DatumGetUUIDP(table),
+								 strcmp(kind, "reset") == 0, at, &c);
 			}
 			LWLockRelease(dp_ledger->lock);
 		}
@@ -324,6 +318,7 @@ DpStandbyLoop(int64 upto)
 		{
 			busy = DpStandbyBatch();
 			DpStandbyForwardRefusals();
+			DpWorkerRollWindows();
 			CHECK_FOR_INTERRUPTS();
 			DpWorkerReloadConfig();
 		} while (busy);

@@ -19,14 +19,20 @@
 #include <math.h>
 
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "release.h"
 
 PG_FUNCTION_INFO_V1(dp_last_releases);
 PG_FUNCTION_INFO_V1(dp_error_bars);
+PG_FUNCTION_INFO_V1(dp_release_keys);
+PG_FUNCTION_INFO_V1(dp_release_order);
 
 static void DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, bool session, bool cached,
 					  TimestampTz at, const DpValueBar *vals, int nvals);
@@ -50,6 +56,8 @@ static DpValueBar *last_values = NULL;
 static int	last_nvalues = 0;
 static int	last_values_cap = 0;
 static bool last_values_dropped = false;
+static int	last_keyed = 0;			/* values before this one have their keys */
+static int	last_rank = 0;			/* the next place in the output */
 static Oid	last_session_user = InvalidOid;
 static Oid	last_user = InvalidOid;
 
@@ -89,6 +97,21 @@ DpBarsOfSites(List *sites, int *n)
 		b->rank_h95 = NAN;
 		if (s->kind->bar != NULL)
 			s->kind->bar(s, b);
+		if (s->plan.groupwise)
+		{
+			/* the second step's noise depends on the value: an interval per value */
+			b->sd = NAN;
+			b->h95 = NAN;
+			b->per_value = true;
+			snprintf(b->note, sizeof(b->note),
+					 "Per value: groupwise relative error (seed 001, Algorithm 1): X = x + N_Z(0, %.6g), then "
+					 "y = X + N_Z(0, (%.6g X)^2).  [ci95_lower, ci95_upper] holds x with probability 0.95 or more: "
+					 "y +- (h1 + s r |y| / (1 - s r)), h1 the first step's 97.5%% half-width, s = sqrt(2 ln 80)%s.  "
+					 "noise_sd is about sqrt(sigma1^2 + r^2 (y^2 + sigma1^2)).  Larger groups have a smaller "
+					 "per-group divergence than rho: dp_pg.groupwise_rho(mechanism, group_size).",
+					 s->plan.variance, s->plan.gw.r,
+					 2.960303 * s->plan.gw.r >= 1.0 ? " (none here: r is too large, s r >= 1)" : "");
+		}
 		len = strlen(b->note);
 		if (b->per_value && selection && len < sizeof(b->note))
 		{
@@ -99,6 +122,15 @@ DpBarsOfSites(List *sites, int *n)
 		if (b->note[0] == '\0')
 			strlcpy(b->note, "[answer - h, answer + h] (closed, h = ci95_halfwidth) holds the true value with "
 					"probability 0.95 or more: the noise alone.", sizeof(b->note));
+		len = strlen(b->note);
+		if (dp_mechanism_is_accuracy(&s->asked) && len < sizeof(b->note))
+		{
+			char		asked[DP_MECH_TEXT_LEN];
+
+			dp_mechanism_format(&s->asked, asked, sizeof(asked));
+			snprintf(b->note + len, sizeof(b->note) - len,
+					 " Asked: %s, the cheapest %s meeting it.", asked, dp_mechanism_family_name(s->mech.family));
+		}
 		/* what unit bounding leaves out is in no interval (bounding bias) */
 		len = strlen(b->note);
 		if (s->bounded && len < sizeof(b->note))
@@ -127,6 +159,8 @@ DpBarsSetLast(const DpSiteBar *bars, int n, bool cached, const DpValueBar *value
 	last_release++;
 	last_query = NULL;
 	last_nvalues = 0;
+	last_keyed = 0;
+	last_rank = 0;
 	last_values_dropped = false;
 	if (nvalues > 0)
 	{
@@ -136,6 +170,7 @@ DpBarsSetLast(const DpSiteBar *bars, int n, bool cached, const DpValueBar *value
 		last_values_cap = nvalues;
 		memcpy(last_values, values, sizeof(DpValueBar) * nvalues);
 		last_nvalues = nvalues;
+		last_keyed = nvalues;
 	}
 }
 
@@ -167,11 +202,127 @@ DpBarsNoteValue(const DpCallSite *site, double value, double sd, double lower, d
 		last_values_cap = cap;
 	}
 	v = &last_values[last_nvalues++];
+	memset(v, 0, sizeof(DpValueBar));
 	v->bar = site->bar_index;
 	v->value = value;
 	v->sd = sd;
 	v->lower = lower;
 	v->upper = upper;
+	v->rank = -1;
+}
+
+/* See release.h. */
+void
+DpBarsNoteKeys(const char *keys)
+{
+	for (; last_keyed < last_nvalues; last_keyed++)
+	{
+		DpValueBar *v = &last_values[last_keyed];
+
+		v->keyed = strlen(keys) < sizeof(v->keys);
+		if (v->keyed)
+			strlcpy(v->keys, keys, sizeof(v->keys));
+	}
+}
+
+/* See release.h. */
+void
+DpBarsNoteOrder(const char *keys)
+{
+	for (int i = 0; i < last_nvalues; i++)
+	{
+		DpValueBar *v = &last_values[i];
+
+		/* the first time the output shows the group (a rescan shows it again) */
+		if (v->keyed && v->rank < 0 && strcmp(v->keys, keys) == 0)
+			v->rank = last_rank;
+	}
+	last_rank++;
+}
+
+/*
+ * The text[] text form of the variadic "any" arguments of fcinfo from
+ * argument first on: {"<element>",...}, each element its output function's
+ * text in double quotes (backslash before " and \\), NULL for NULL —
+ * what array_in reads back.
+ */
+static char *
+DpKeysText(FunctionCallInfo fcinfo, int first)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int i = first; i < PG_NARGS(); i++)
+	{
+		Oid			type = get_fn_expr_argtype(fcinfo->flinfo, i);
+		Oid			out;
+		bool		varlena;
+
+		if (i > first)
+			appendStringInfoChar(&buf, ',');
+		if (PG_ARGISNULL(i))
+		{
+			appendStringInfoString(&buf, "NULL");
+			continue;
+		}
+		if (!OidIsValid(type))
+			elog(ERROR, "dp_pg: a released key of unknown type");
+		getTypeOutputInfo(type, &out, &varlena);
+		appendStringInfoChar(&buf, '"');
+		for (const char *c = OidOutputFunctionCall(out, PG_GETARG_DATUM(i)); *c; c++)
+		{
+			if (*c == '"' || *c == '\\')
+				appendStringInfoChar(&buf, '\\');
+			appendStringInfoChar(&buf, *c);
+		}
+		appendStringInfoChar(&buf, '"');
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+/*
+ * dp_pg.release_keys(VARIADIC "any"): true.  The guard writes it into a
+ * DP level's projection, where it runs for each released group right after
+ * that group's final functions: the values they noted get these keys (the
+ * group's canonical keys, released with it).
+ */
+Datum
+dp_release_keys(PG_FUNCTION_ARGS)
+{
+	if (last_keyed < last_nvalues)
+		DpBarsNoteKeys(DpKeysText(fcinfo, 0));
+	PG_RETURN_BOOL(true);
+}
+
+/*
+ * dp_pg.release_order(VARIADIC "any"): true.  The guard writes it around
+ * the top level of a query with values of their own (dp_avg), where it runs
+ * for each row the query outputs, in their order: the values of the group
+ * with these keys come next in dp_pg.last_releases.
+ */
+Datum
+dp_release_order(PG_FUNCTION_ARGS)
+{
+	if (last_nvalues > 0)
+		DpBarsNoteOrder(DpKeysText(fcinfo, 0));
+	PG_RETURN_BOOL(true);
+}
+
+/* See release.h. */
+void
+DpBarsNoteGroupwise(const DpCallSite *site, int64 y)
+{
+	double		unit = ldexp(1.0, site->plan.lattice_exp);
+	double		sd,
+				lower,
+				upper;
+
+	if (!site->plan.groupwise)
+		return;
+	dp_noise_groupwise_bar(&site->plan, (double) y, 0.95, &sd, &lower, &upper);
+	DpBarsNoteValue(site, (double) y * unit, sd * unit, lower * unit, upper * unit);
 }
 
 /* See release.h. */
@@ -250,8 +401,8 @@ DpPutBar(ReturnSetInfo *rsinfo, int site, const DpSiteBar *b, const DpValueBar *
 		 bool cached, TimestampTz at)
 {
 	int			natts = rsinfo->setDesc->natts;
-	Datum		values[16];
-	bool		nulls[16] = {0};
+	Datum		values[17];
+	bool		nulls[17] = {0};
 	int			i = 8;
 
 	values[0] = Int32GetDatum(site);
@@ -280,10 +431,42 @@ DpPutBar(ReturnSetInfo *rsinfo, int site, const DpSiteBar *b, const DpValueBar *
 		DpPutFloat(values, nulls, i++, b->rank_h95);
 		values[i++] = CStringGetTextDatum(b->note);
 	}
-	Assert(i <= natts && natts <= 16);
+	if (session && natts >= i + 1)
+	{
+		/* the group's keys (a value of its own; NULL: the bar holds for every group) */
+		nulls[i] = v == NULL || !v->keyed;
+		if (!nulls[i])
+			values[i] = OidInputFunctionCall(F_ARRAY_IN, (char *) v->keys, TEXTOID, -1);
+		i++;
+	}
+	Assert(i <= natts && natts <= 17);
 	for (; i < natts; i++)
 		nulls[i] = true;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * qsort comparator of released values: in the query's output order, then
+ * the values whose groups the output did not show (a HAVING or LIMIT above
+ * the release) by their keys' text, then as noted.  Never the order the
+ * final functions ran in (a hash table's, which groups that were not
+ * released could shape).
+ */
+static int
+DpValueOrder(const void *a, const void *b)
+{
+	const DpValueBar *x = *(const DpValueBar *const *) a;
+	const DpValueBar *y = *(const DpValueBar *const *) b;
+	int			c;
+
+	if ((x->rank >= 0) != (y->rank >= 0))
+		return x->rank >= 0 ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	c = strcmp(x->keys, y->keys);
+	if (c != 0)
+		return c;
+	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
 /* The rows of bars: one per site, or per released value of a site with its own intervals. */
@@ -291,20 +474,26 @@ static void
 DpPutBars(ReturnSetInfo *rsinfo, const DpSiteBar *bars, int n, bool session, bool cached, TimestampTz at,
 		  const DpValueBar *vals, int nvals)
 {
+	const DpValueBar **sorted = palloc(sizeof(DpValueBar *) * Max(nvals, 1));
+
+	for (int k = 0; k < nvals; k++)
+		sorted[k] = &vals[k];
+	qsort(sorted, nvals, sizeof(DpValueBar *), DpValueOrder);
 	for (int i = 0; i < n; i++)
 	{
 		bool		any = false;
 
 		if (session && bars[i].per_value)
 			for (int k = 0; k < nvals; k++)
-				if (vals[k].bar == i)
+				if (sorted[k]->bar == i)
 				{
-					DpPutBar(rsinfo, i + 1, &bars[i], &vals[k], session, cached, at);
+					DpPutBar(rsinfo, i + 1, &bars[i], sorted[k], session, cached, at);
 					any = true;
 				}
 		if (!any)
 			DpPutBar(rsinfo, i + 1, &bars[i], NULL, session, cached, at);
 	}
+	pfree(sorted);
 }
 
 /*

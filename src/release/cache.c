@@ -95,7 +95,7 @@ PG_FUNCTION_INFO_V1(dp_clear_answer_cache);
 
 #define DP_CACHE_DIR "dp_pg_answers"
 #define DP_CACHE_MAGIC 0x43415044	/* "DPAC" */
-#define DP_CACHE_VERSION 2
+#define DP_CACHE_VERSION 3	/* 3: value bars carry their group keys and output order */
 #define DP_CACHE_TEXT_LEN 1024
 #define DP_MAX_ROLES 64
 

@@ -56,6 +56,7 @@
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/executor.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -76,11 +77,13 @@
 #include "utils/snapmgr.h"
 
 #include "agg_common.h"
+#include "accuracy.h"
 #include "calibrate.h"
 #include "release.h"
 #include "guc.h"
 #include "ledger.h"
 #include "plantree.h"
+#include "protected.h"
 
 PG_FUNCTION_INFO_V1(dp_estimate_query_cost);
 
@@ -103,6 +106,11 @@ static int	estimate_nbars = 0;
 static MemoryContext estimate_bars_cxt = NULL;
 static int	estimate_sites = 0;
 static DpQuerySites *active_queries = NULL;
+
+/* dp_pg.accuracy_cost: the accuracy every site that takes one asks for, while it plans its query */
+static const DpMechanism *accuracy_override = NULL;
+/* ... and the mechanisms its sites were planned with ("; "-separated, in the caller's context) */
+static StringInfo estimate_mechs = NULL;
 
 /* The unit seeds bound into the plan of the last query bound (DpCallSitesSeeds). */
 static QueryDesc *seeds_query = NULL;
@@ -135,13 +143,15 @@ DpContainsNonExternParam(Node *node, void *context)
 /*
  * The arguments of the Aggref as written: for a finalizing Aggref that
  * combines partial states, follow its single argument down the plan to the
- * Partial Aggregate's Aggref.
+ * Partial Aggregate's Aggref.  *argplan is the Agg node whose input the
+ * arguments' Vars refer to.
  */
 static List *
-DpOriginalArgs(Aggref *aggref, Plan *plan)
+DpOriginalArgs(Aggref *aggref, Plan *plan, Plan **argplan)
 {
 	Node	   *expr;
 
+	*argplan = plan;
 	if (!DO_AGGSPLIT_COMBINE(aggref->aggsplit))
 		return aggref->args;
 
@@ -157,7 +167,10 @@ DpOriginalArgs(Aggref *aggref, Plan *plan)
 		AttrNumber	attno;
 
 		if (IsA(expr, Aggref))
+		{
+			*argplan = plan;
 			return ((Aggref *) expr)->args;
+		}
 		if (!IsA(expr, Var))
 			break;
 		attno = ((Var *) expr)->varattno;
@@ -195,6 +208,79 @@ DpEvalConstArg(const DpAggKind *kind, Expr *expr, ExprContext *econtext, bool *i
 						   "column references, volatile functions and subqueries are not allowed.")));
 	es = ExecInitExpr(expr, NULL);
 	return ExecEvalExprSwitchContext(es, econtext, isnull);
+}
+
+/* The column a site's argument reads (see release.h). */
+bool
+DpCallSiteArgColumn(const DpCallSite *site, int argno, Oid *relid, AttrNumber *attno)
+{
+	Plan	   *plan;
+	List	   *args = DpOriginalArgs(site->aggref, site->aggplan, &plan);
+	Expr	   *expr;
+
+	if (argno < 0 || argno >= list_length(args))
+		return false;
+	expr = list_nth_node(TargetEntry, args, argno)->expr;
+	/* each step goes one plan node down; a plan is far shallower than this */
+	for (int depth = 0; depth < 1000; depth++)
+	{
+		Var		   *v;
+		List	   *tlist;
+
+		while (IsA(expr, RelabelType))
+			expr = ((RelabelType *) expr)->arg;
+		if (!IsA(expr, Var) || ((Var *) expr)->varattno <= 0)
+			return false;
+		v = (Var *) expr;
+		if (IsA(plan, Append) || IsA(plan, MergeAppend))
+			return false;		/* rows of several relations */
+		if (v->varno == OUTER_VAR || v->varno == INNER_VAR)
+		{
+			plan = v->varno == OUTER_VAR ? outerPlan(plan) : innerPlan(plan);
+			tlist = plan ? plan->targetlist : NIL;
+		}
+		else if (v->varno == INDEX_VAR)
+		{
+			if (!IsA(plan, IndexOnlyScan))
+				return false;	/* a foreign or custom scan's own list */
+			tlist = ((IndexOnlyScan *) plan)->indextlist;
+		}
+		else if (IsA(plan, SubqueryScan))
+		{
+			plan = ((SubqueryScan *) plan)->subplan;
+			tlist = plan->targetlist;
+		}
+		else
+		{
+			RangeTblEntry *rte = exec_rt_fetch(v->varno, site->estate);
+
+			if (rte->rtekind != RTE_RELATION)
+				return false;
+			*relid = rte->relid;
+			*attno = v->varattno;
+			return true;
+		}
+		if (v->varattno > list_length(tlist))
+			return false;
+		expr = list_nth_node(TargetEntry, tlist, v->varattno - 1)->expr;
+	}
+	return false;
+}
+
+/* True if the site's statement reads a protected table anywhere (see release.h). */
+bool
+DpCallSiteReadsProtected(const DpCallSite *site)
+{
+	ListCell   *lc;
+
+	foreach(lc, site->estate->es_range_table)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+		if (rte->rtekind == RTE_RELATION && DpIsProtected(rte->relid))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -245,21 +331,195 @@ DpBoundArg(const DpAggKind *kind, List *args, int argno, Oid type, int64 max, Ex
 	return v;
 }
 
+/*
+ * Plan a site's noise for the mechanism orig_mech (before any split over a
+ * unit's cells) with its evaluated constant arguments, and set its cost: the
+ * split over the unit's cells, the kind's plan, the zCDP alternative for a
+ * split Gaussian, the composition over the cells.
+ */
+static void
+DpPlanSiteMechanism(DpCallSite *site, const DpMechanism *orig_mech, Datum *values, bool *nulls)
+{
+	const DpAggKind *kind = site->kind;
+	bool		zcdp_split = false;
+
+	/* a unit touches at most unit_groups cells: each cell gets 1/groups of the budget */
+	site->mech = *orig_mech;
+	if (site->unit_groups > 1)
+		site->mech = DpSplitMechanism(&site->mech, site->unit_groups);
+	kind->plan(site, values, nulls);
+
+	/*
+	 * Gaussian (epsilon, delta) over several cells: splitting epsilon and
+	 * delta is basic composition; splitting zCDP is often much tighter (the
+	 * discrete Gaussian's rho is exact for integer shifts and adds up over
+	 * cells, and the Canonne-Kamath-Steinke conversion of the total gives
+	 * (epsilon, delta)).  Plan both; keep the one with the smaller sigma.
+	 */
+	if (site->unit_groups > 1 && orig_mech->family == DP_MECH_GAUSSIAN &&
+		orig_mech->form == DP_FORM_EPSILON_DELTA &&
+		!kind->thresholded)
+	{
+		DpCallSite	alt = *site;
+		double		rho = DpZcdpRhoFor(orig_mech->p[0], orig_mech->p[1]);
+
+		if (rho > 0.0)
+		{
+			alt.mech.family = DP_MECH_GAUSSIAN;
+			alt.mech.form = DP_FORM_RHO;
+			alt.mech.p[0] = rho / site->unit_groups;
+			alt.mech.p[1] = 0.0;
+			kind->plan(&alt, values, nulls);
+			if (alt.plan.sigma < site->plan.sigma)
+			{
+				*site = alt;
+				zcdp_split = true;
+			}
+		}
+	}
+
+	/*
+	 * The releases of one call compose in parallel over groups; a unit that
+	 * reaches unit_groups cells is in unit_groups of them: their composition.
+	 */
+	if (!kind->own_cost)
+		dp_noise_plan_cost(&site->plan, &site->cost);
+	if (site->unit_groups > 1)
+	{
+		DpCost		one = site->cost;
+
+		for (int i = 1; i < site->unit_groups; i++)
+			dp_cost_add(&site->cost, &one);
+	}
+	if (zcdp_split)
+	{
+		/* (epsilon, delta) of the composed rho (<= the requested epsilon, rounded up) */
+		site->cost.epsilon = nextafter(dp_zcdp_eps_cks(site->cost.rho, orig_mech->p[1], NULL), INFINITY);
+		site->cost.delta = orig_mech->p[1];
+		if (!(site->cost.epsilon <= orig_mech->p[0] * (1.0 + 1e-9)))
+			elog(ERROR, "dp_pg: zCDP split of %s does not meet its epsilon", kind->name);
+	}
+}
+
+/* What the accuracy search plans with (DpAccuracyHalfwidth's arg). */
+typedef struct DpAccuracySearch
+{
+	DpCallSite *site;
+	Datum	   *values;
+	bool	   *nulls;
+	double		level;
+	int64		rows;
+	MemoryContext cxt;			/* each candidate's plan is made and forgotten here */
+} DpAccuracySearch;
+
+/* The half-width at the asked level of the site planned with mech (NAN on a planning error). */
+static double
+DpAccuracyHalfwidth(const DpMechanism *mech, void *arg)
+{
+	DpAccuracySearch *a = (DpAccuracySearch *) arg;
+	DpCallSite	trial = *a->site;
+	MemoryContext old = MemoryContextSwitchTo(a->cxt);
+	volatile double h = NAN;
+
+	PG_TRY();
+	{
+		DpPlanSiteMechanism(&trial, mech, a->values, a->nulls);
+		h = trial.kind->halfwidth != NULL ? trial.kind->halfwidth(&trial, a->level, a->rows)
+			: dp_noise_plan_halfwidth(&trial.plan, a->level);
+	}
+	PG_CATCH();
+	{
+		/* a candidate the kind cannot plan (noise beyond the samplers' range) does not meet it */
+		MemoryContextSwitchTo(a->cxt);
+		FlushErrorState();
+		h = NAN;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(a->cxt);
+	return h;
+}
+
+/*
+ * accuracy(halfwidth=H, level=L[, rows=N]): plan the site with the cheapest
+ * mechanism of the family the role's accounting chooses (cost.c) whose
+ * half-width at L is at most H (core/accuracy.c).
+ */
+static void
+DpPlanSiteAccuracy(DpCallSite *site, const DpMechanism *asked, Datum *values, bool *nulls)
+{
+	DpAccuracySearch a;
+	DpAccuracyShape shapes[2];
+	int			nshapes;
+	DpCallSite	best;
+	bool		have = false;
+	char		text[DP_MECH_TEXT_LEN];
+	char		err[256];
+
+	if (!site->kind->accuracy)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s does not take accuracy(halfwidth=.., level=..)", site->kind->name),
+				 errdetail("accuracy() is resolved by the aggregates with an error bar of their value: dp_count(expr, mechanism), "
+						   "dp_sum, dp_avg and dp_histogram with bins.")));
+	dp_mechanism_format(asked, text, sizeof(text));
+	nshapes = DpAccuracyShapes(shapes);
+	a.values = values;
+	a.nulls = nulls;
+	a.level = asked->p[1];
+	a.rows = asked->form;
+	for (int i = 0; i < nshapes; i++)
+	{
+		DpMechanism chosen;
+		DpMechanism most = {shapes[i].family, shapes[i].form,
+		{shapes[i].form == DP_FORM_RHO ? DP_MAX_RHO : DP_MAX_EPSILON, shapes[i].delta}};
+		DpCallSite	trial = *site;
+
+		/* the kind's own errors (its bounds, bins) come here, uncaught: only the noise varies below */
+		DpPlanSiteMechanism(&trial, &most, values, nulls);
+		a.site = site;
+		a.cxt = AllocSetContextCreate(CurrentMemoryContext, "dp_pg accuracy search", ALLOCSET_SMALL_SIZES);
+		if (!dp_accuracy_resolve(shapes[i].family, shapes[i].form, shapes[i].delta, asked->p[0],
+								 DpAccuracyHalfwidth, &a, &chosen, err, sizeof(err)))
+		{
+			MemoryContextDelete(a.cxt);
+			continue;
+		}
+		MemoryContextDelete(a.cxt);
+		trial = *site;
+		DpPlanSiteMechanism(&trial, &chosen, values, nulls);
+		if (!have || DpAccuracyPrefer(&trial.cost, &best.cost))
+			best = trial;
+		have = true;
+	}
+	if (!have)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s cannot meet %s", site->kind->name, text),
+				 errdetail("%s.", err),
+				 errhint("Ask for a wider half-width or a lower level%s.",
+						 strcmp(site->kind->name, "dp_avg") == 0 ? ", or only for larger groups (rows=N)" : "")));
+	*site = best;
+	site->asked = *asked;
+}
+
 /* Plan one dp aggregate call site of an Agg node. */
 static DpCallSite *
 DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate)
 {
-	List	   *args = DpOriginalArgs(aggref, plan);
+	Plan	   *argplan;
+	List	   *args = DpOriginalArgs(aggref, plan, &argplan);
 	ExprContext *econtext = CreateExprContext(estate);
 	DpCallSite *site = palloc0(sizeof(DpCallSite));
 	Datum		values[DP_MAX_CONST_ARGS];
 	bool		nulls[DP_MAX_CONST_ARGS];
 	int			nargs = DpAggNumArgs(args);
 	DpMechanism orig_mech;
-	bool		zcdp_split = false;
 
 	site->kind = kind;
 	site->aggref = aggref;
+	site->aggplan = plan;
+	site->estate = estate;
 	site->unit_rows = 1;
 	site->unit_groups = 1;
 	site->bar_index = -1;
@@ -293,10 +553,16 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 		if (!dp_mechanism_validate(&site->mech, err, sizeof(err)))
 			DpReportMechanismError(err);
 	}
-	/* a unit touches at most unit_groups cells: each cell gets 1/groups of the budget */
+	/* dp_pg.accuracy_cost: every site that takes it asks for that accuracy */
+	if (accuracy_override != NULL && kind->accuracy && kind->mech_argno >= 0)
+		site->mech = *accuracy_override;
+	if (dp_mechanism_is_groupwise(&site->mech) && !kind->groupwise)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s does not take groupwise(rho=.., r=..)", kind->name),
+				 errdetail("The group-wise relative-error mechanism releases counts: dp_count(expr, mechanism) and "
+						   "dp_histogram with bins (on a table with a privacy unit, dp_histogram only).")));
 	orig_mech = site->mech;
-	if (site->unit_groups > 1)
-		site->mech = DpSplitMechanism(&site->mech, site->unit_groups);
 	for (int i = 0; i < kind->nconst; i++)
 	{
 		if (kind->const_argnos[i] >= list_length(args))
@@ -304,59 +570,11 @@ DpPlanCallSite(const DpAggKind *kind, Aggref *aggref, Plan *plan, EState *estate
 		values[i] = DpEvalConstArg(kind, list_nth_node(TargetEntry, args, kind->const_argnos[i])->expr,
 								   econtext, &nulls[i]);
 	}
-	kind->plan(site, values, nulls);
-
-	/*
-	 * Gaussian (epsilon, delta) over several cells: splitting epsilon and
-	 * delta is basic composition; splitting zCDP is often much tighter (the
-	 * discrete Gaussian's rho is exact for integer shifts and adds up over
-	 * cells, and the Canonne-Kamath-Steinke conversion of the total gives
-	 * (epsilon, delta)).  Plan both; keep the one with the smaller sigma.
-	 */
-	if (site->unit_groups > 1 && orig_mech.family == DP_MECH_GAUSSIAN &&
-		orig_mech.form == DP_FORM_EPSILON_DELTA &&
-		!kind->thresholded)
-	{
-		DpCallSite	alt = *site;
-		double		rho = DpZcdpRhoFor(orig_mech.p[0], orig_mech.p[1]);
-
-		if (rho > 0.0)
-		{
-			alt.mech.family = DP_MECH_GAUSSIAN;
-			alt.mech.form = DP_FORM_RHO;
-			alt.mech.p[0] = rho / site->unit_groups;
-			alt.mech.p[1] = 0.0;
-			kind->plan(&alt, values, nulls);
-			if (alt.plan.sigma < site->plan.sigma)
-			{
-				*site = alt;
-				zcdp_split = true;
-			}
-		}
-	}
+	if (dp_mechanism_is_accuracy(&orig_mech))
+		DpPlanSiteAccuracy(site, &orig_mech, values, nulls);
+	else
+		DpPlanSiteMechanism(site, &orig_mech, values, nulls);
 	FreeExprContext(econtext, true);
-
-	/*
-	 * The releases of one call compose in parallel over groups; a unit that
-	 * reaches unit_groups cells is in unit_groups of them: their composition.
-	 */
-	if (!kind->own_cost)
-		dp_noise_plan_cost(&site->plan, &site->cost);
-	if (site->unit_groups > 1)
-	{
-		DpCost		one = site->cost;
-
-		for (int i = 1; i < site->unit_groups; i++)
-			dp_cost_add(&site->cost, &one);
-	}
-	if (zcdp_split)
-	{
-		/* (epsilon, delta) of the composed rho (<= the requested epsilon, rounded up) */
-		site->cost.epsilon = nextafter(dp_zcdp_eps_cks(site->cost.rho, orig_mech.p[1], NULL), INFINITY);
-		site->cost.delta = orig_mech.p[1];
-		if (!(site->cost.epsilon <= orig_mech.p[0] * (1.0 + 1e-9)))
-			elog(ERROR, "dp_pg: zCDP split of %s does not meet its epsilon", kind->name);
-	}
 	DpCheckReleaseFloor(kind->name, &site->cost);
 	return site;
 }
@@ -377,6 +595,9 @@ DpCheckReleaseFloor(const char *what, const DpCost *c)
 
 	/* epsilon; for a zCDP release (no epsilon of its own) rho: a pure f-DP release is f^2 / 2-zCDP */
 	if (!(f > 0.0) || (isinf(c->epsilon) ? c->rho >= f * f / 2.0 : c->epsilon >= f))
+		return;
+	/* a free call site (an estimate from a locally private column that reads no protected table) */
+	if (c->epsilon == 0.0 && c->delta == 0.0 && c->rho == 0.0)
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -621,6 +842,21 @@ DpEstimatePlanned(QueryDesc *queryDesc)
 	cxt.releases = 0;
 	DpFindCallSites(queryDesc->planstate, &cxt);
 	estimate_sites = DpComposeSites(cxt.sites, &estimate_total);
+	if (estimate_mechs != NULL)
+	{
+		ListCell   *lc;
+
+		foreach(lc, cxt.sites)
+		{
+			DpCallSite *site = lfirst(lc);
+			char		text[DP_MECH_TEXT_LEN];
+
+			if (site->duplicate)
+				continue;
+			dp_mechanism_format(&site->mech, text, sizeof(text));
+			appendStringInfo(estimate_mechs, "%s%s %s", estimate_mechs->len > 0 ? "; " : "", site->kind->name, text);
+		}
+	}
 	if (estimate_want_bars)
 	{
 		MemoryContextSwitchTo(estimate_bars_cxt);
@@ -706,6 +942,58 @@ dp_estimate_query_cost(PG_FUNCTION_ARGS)
 	DpRequirePreload();
 	n = DpEstimateQueryCost(query, &c);
 	return DpCostRecord(fcinfo, &c, n);
+}
+
+PG_FUNCTION_INFO_V1(dp_accuracy_cost);
+
+/*
+ * dp_pg.accuracy_cost(query, halfwidth, level, rows): what the query would
+ * cost with every dp aggregate that has an error bar of its values asking
+ * for accuracy(halfwidth, level, rows) instead of its own mechanism (the
+ * others keep theirs) — planned, not run, not charged — and the mechanisms
+ * chosen.
+ */
+Datum
+dp_accuracy_cost(PG_FUNCTION_ARGS)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	DpMechanism asked;
+	StringInfoData mechs;
+	DpCost		c;
+	int			n;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false};
+	char		err[256];
+
+	DpRequirePreload();
+	asked.family = DP_MECH_ACCURACY;
+	asked.p[0] = PG_GETARG_FLOAT8(1);
+	asked.p[1] = PG_GETARG_FLOAT8(2);
+	asked.form = PG_GETARG_INT32(3);
+	if (!dp_mechanism_validate(&asked, err, sizeof(err)))
+		DpReportMechanismError(err);
+	initStringInfo(&mechs);
+	accuracy_override = &asked;
+	estimate_mechs = &mechs;
+	PG_TRY();
+	{
+		n = DpEstimateQueryCost(query, &c);
+	}
+	PG_FINALLY();
+	{
+		accuracy_override = NULL;
+		estimate_mechs = NULL;
+	}
+	PG_END_TRY();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = DpNullableFloat(c.epsilon, &nulls[0]);
+	values[1] = Float8GetDatum(c.delta);
+	values[2] = DpNullableFloat(c.rho, &nulls[2]);
+	values[3] = Int32GetDatum(n);
+	values[4] = CStringGetTextDatum(mechs.data);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
 /* Memory-context callback: unlink a finished query's sites. */

@@ -18,10 +18,15 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "utils/builtins.h"
 
+#include "accuracy.h"
 #include "agg_common.h"
+#include "guc.h"
 #include "ledger.h"
+#include "protected.h"
 #include "release.h"
 
 PG_FUNCTION_INFO_V1(dp_estimate_mechanism_cost);
@@ -41,7 +46,8 @@ DpSplitMechanism(const DpMechanism *mech, int k)
 	{
 		case DP_FORM_EPSILON:
 		case DP_FORM_RHO:
-			part.p[0] = mech->p[0] / k;
+		case DP_FORM_GROUPWISE:
+			part.p[0] = mech->p[0] / k;	/* groupwise: its rho (r stays) */
 			break;
 		case DP_FORM_EPSILON_DELTA:
 			part.p[0] = mech->p[0] / k;
@@ -51,6 +57,97 @@ DpSplitMechanism(const DpMechanism *mech, int k)
 			break;				/* noise forms: refused by the planner */
 	}
 	return part;
+}
+
+/*
+ * The budget row whose accounting chooses accuracy first's family: the
+ * session user's own when it is charged, else the first charged; false
+ * without one.  *any_pure: some charged budget has a delta limit of 0 (it
+ * admits only pure-epsilon charges, so the family must be Laplace whatever
+ * the chosen row says).
+ */
+static bool
+DpAccuracyRole(DpBudgetRow *row, bool *any_pure)
+{
+	Oid			roles[DP_MAX_CHARGE_ROLES];
+	int			nroles = DpLedgerChargedRoles(roles);
+	DpBudgetRow *rows;
+	int			n;
+	bool		found = false;
+
+	*any_pure = false;
+	if (nroles == 0)
+		return false;
+	n = DpLedgerBudgetRows(&rows);
+	for (int r = 0; r < nroles; r++)
+		for (int i = 0; i < n; i++)
+		{
+			if (rows[i].role != roles[r])
+				continue;
+			if (rows[i].s.limits.delta == 0.0)
+				*any_pure = true;
+			if (!found || rows[i].role == GetSessionUserId())
+			{
+				*row = rows[i];
+				found = true;
+			}
+		}
+	return found;
+}
+
+/* See release.h. */
+int
+DpAccuracyShapes(DpAccuracyShape shapes[2])
+{
+	DpBudgetRow row;
+	bool		any_pure;
+
+	if (!DpAccuracyRole(&row, &any_pure))
+	{
+		/* no budget: the default mechanism's family (and delta) */
+		const DpMechanism *d = dp_default_mechanism;
+
+		shapes[0].family = d->family;
+		shapes[0].form = d->form;
+		shapes[0].delta = d->form == DP_FORM_EPSILON_DELTA ? d->p[1] : 0.0;
+		return 1;
+	}
+	if (any_pure)
+	{
+		/* a charged budget takes pure-epsilon charges only */
+		shapes[0] = (DpAccuracyShape) {DP_MECH_LAPLACE, DP_FORM_EPSILON, 0.0};
+		return 1;
+	}
+	if (!isnan(row.s.limits.rho))
+	{
+		/* zCDP accounting */
+		shapes[0] = (DpAccuracyShape) {DP_MECH_GAUSSIAN, DP_FORM_RHO, 0.0};
+		return 1;
+	}
+	shapes[0] = (DpAccuracyShape) {DP_MECH_LAPLACE, DP_FORM_EPSILON, 0.0};
+	if (isnan(row.s.limits.delta) || row.s.limits.delta == 0.0)
+		return 1;				/* pure epsilon (or basic composition only) */
+	shapes[1] = (DpAccuracyShape) {DP_MECH_GAUSSIAN, DP_FORM_RHO, 0.0};
+	return 2;
+}
+
+/* See release.h. */
+bool
+DpAccuracyPrefer(const DpCost *a, const DpCost *b)
+{
+	DpBudgetRow row;
+	bool		any_pure;
+	DpCost		ta,
+				tb;
+	int			method;
+
+	if (!DpAccuracyRole(&row, &any_pure))
+		return true;
+	ta = row.s.spent;
+	tb = row.s.spent;
+	dp_cost_add(&ta, a);
+	dp_cost_add(&tb, b);
+	return dp_spent_epsilon(&ta, row.s.limits.delta, &method) <= dp_spent_epsilon(&tb, row.s.limits.delta, &method);
 }
 
 /* See release.h. */
@@ -116,6 +213,13 @@ DpChargeDetail(List *sites)
 		if (s->unit_groups > 1 || s->unit_rows > 1)
 			appendStringInfo(&buf, ", \"unit_groups\": %d, \"unit_rows\": " INT64_FORMAT,
 							 s->unit_groups, s->unit_rows);
+		if (dp_mechanism_is_accuracy(&s->asked))
+		{
+			char		asked[DP_MECH_TEXT_LEN];
+
+			dp_mechanism_format(&s->asked, asked, sizeof(asked));
+			appendStringInfo(&buf, ", \"asked\": \"%s\"", asked);
+		}
 		appendStringInfoString(&buf, ", \"scale\": ");
 		DpJsonNumber(&buf, s->plan.scale);
 		appendStringInfoString(&buf, ", \"sigma\": ");
@@ -141,6 +245,56 @@ DpChargeDetail(List *sites)
 	return buf.data;
 }
 
+/*
+ * The table budgets of the protected tables the plan reads (its flattened
+ * range table holds every relation of every subquery, CTE and view), each
+ * once, with a table of this database for messages; returns how many.
+ */
+static int
+DpQueryTableBudgets(PlannedStmt *pstmt, DpTableCharge *out)
+{
+	List	   *prot = DpProtectedTables();
+	ListCell   *lc;
+	int			n = 0;
+
+	if (prot == NIL)
+		return 0;
+	foreach(lc, pstmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+		DpProtected *p;
+		bool		seen = false;
+
+		if (rte->rtekind != RTE_RELATION || (p = DpFindProtected(prot, rte->relid)) == NULL || !p->has_budget)
+			continue;
+		for (int i = 0; i < n && !seen; i++)
+			seen = memcmp(&out[i].budget, &p->budget, sizeof(pg_uuid_t)) == 0;
+		if (seen)
+			continue;
+		if (n == DP_MAX_CHARGE_TABLES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a dp query may read protected tables of at most %d table budgets", DP_MAX_CHARGE_TABLES),
+					 errdetail("Nothing was charged and nothing was released.")));
+		out[n].budget = p->budget;
+		out[n].relid = p->relid;
+		n++;
+	}
+	return n;
+}
+
+/* True if a composed cost is nothing at all: only free call sites (estimates of reports anyone may read). */
+static bool
+DpCostIsFree(const DpCost *c)
+{
+	if (c->epsilon != 0.0 || c->delta != 0.0 || c->rho != 0.0)
+		return false;
+	for (int i = 0; i < DP_RDP_NALPHAS; i++)
+		if (c->rdp[i] != 0.0)
+			return false;
+	return true;
+}
+
 /* Charge the query's cost (leader only) and mark its sites charged. */
 void
 DpChargeQuery(QueryDesc *queryDesc, List *sites)
@@ -157,9 +311,12 @@ DpChargeQuery(QueryDesc *queryDesc, List *sites)
 		DpComposeSites(sites, &total);
 		DpLedgerCheckCost(&total);
 		nroles = DpLedgerChargedRoles(roles);
-		if (nroles > 0)
+		if (nroles > 0 && !DpCostIsFree(&total))
 		{
-			DpLedgerCharge(roles, nroles, &total, queryDesc->sourceText, DpChargeDetail(sites));
+			DpTableCharge tables[DP_MAX_CHARGE_TABLES];
+			int			ntables = DpQueryTableBudgets(queryDesc->plannedstmt, tables);
+
+			DpLedgerCharge(roles, nroles, tables, ntables, &total, queryDesc->sourceText, DpChargeDetail(sites));
 			DpDebugPause("before_release");
 		}
 	}
@@ -184,7 +341,32 @@ DpCostRecord(FunctionCallInfo fcinfo, const DpCost *c, int sites)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
-/* dp_pg.estimate_cost(mech, sensitivity): what one release with this mechanism costs. */
+/* What an accuracy search plans with at a real sensitivity. */
+typedef struct DpAccuracyReal
+{
+	double		sensitivity;
+	double		level;
+} DpAccuracyReal;
+
+/* The half-width at the asked level of one additive release at the sensitivity (NAN: not plannable). */
+static double
+DpAccuracyRealHalfwidth(const DpMechanism *mech, void *arg)
+{
+	DpAccuracyReal *a = (DpAccuracyReal *) arg;
+	DpNoisePlan plan;
+	char		err[256];
+
+	if (!dp_noise_plan_real(&plan, mech, a->sensitivity, err, sizeof(err)))
+		return NAN;
+	return dp_noise_plan_halfwidth(&plan, a->level);
+}
+
+/*
+ * dp_pg.estimate_cost(mech, sensitivity): what one release with this
+ * mechanism costs; for accuracy(halfwidth, level), one release of a value
+ * with that sensitivity at the cheapest mechanism meeting it (the role's
+ * family, as the aggregates choose it).
+ */
 Datum
 dp_estimate_mechanism_cost(PG_FUNCTION_ARGS)
 {
@@ -194,6 +376,35 @@ dp_estimate_mechanism_cost(PG_FUNCTION_ARGS)
 	DpCost		c;
 	char		err[256];
 
+	if (dp_mechanism_is_accuracy(mech))
+	{
+		DpAccuracyShape shapes[2];
+		int			n = DpAccuracyShapes(shapes);
+		DpAccuracyReal a = {sensitivity, mech->p[1]};
+		bool		have = false;
+
+		if (!dp_mechanism_validate(mech, err, sizeof(err)))
+			DpReportMechanismError(err);
+		if (!(sensitivity > 0.0) || !(sensitivity <= 1e15))
+			DpReportMechanismError(psprintf("sensitivity must be a finite number greater than 0 and at most 1e15, got %g", sensitivity));
+		for (int i = 0; i < n; i++)
+		{
+			DpMechanism chosen;
+			DpCost		ci;
+
+			if (!dp_accuracy_resolve(shapes[i].family, shapes[i].form, shapes[i].delta, mech->p[0],
+									 DpAccuracyRealHalfwidth, &a, &chosen, err, sizeof(err)) ||
+				!dp_noise_plan_real(&plan, &chosen, sensitivity, err, sizeof(err)))
+				continue;
+			dp_noise_plan_cost(&plan, &ci);
+			if (!have || DpAccuracyPrefer(&ci, &c))
+				c = ci;
+			have = true;
+		}
+		if (!have)
+			DpReportMechanismError(err);
+		return DpCostRecord(fcinfo, &c, 1);
+	}
 	if (!dp_noise_plan_real(&plan, mech, sensitivity, err, sizeof(err)))
 		DpReportMechanismError(err);
 	dp_noise_plan_cost(&plan, &c);

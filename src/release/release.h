@@ -74,6 +74,19 @@ typedef struct DpAggKind
 	bool		selects_groups;
 	/* releases only the groups whose noisy count reaches a threshold (no zCDP split over cells) */
 	bool		thresholded;
+	/* estimates from a locally private column (agg_rr.c): no bounded form, no privacy unit */
+	bool		local;
+	/* releases counts with dp_noise_release: groupwise(rho, r) is accepted */
+	bool		groupwise;
+	/* accuracy(halfwidth, level[, rows]) is accepted: its values have an error bar of their own */
+	bool		accuracy;
+
+	/*
+	 * Optional, with accuracy: the half-width at level of a planned site's
+	 * values (for a group of at least rows rows, where that matters: an
+	 * average's); NULL: the additive plan's, dp_noise_plan_halfwidth.
+	 */
+	double		(*halfwidth) (const struct DpCallSite *site, double level, int64 rows);
 	/* Plan the noise of a call site; ERROR on invalid arguments. */
 	void		(*plan) (DpCallSite *site, Datum *values, bool *isnull);
 
@@ -118,10 +131,34 @@ struct DpCallSite
 	int			bar_index;		/* its row of the session's error bars, or -1 (cache.c) */
 	uint64		session_release;	/* the session's release it belongs to (cache.c) */
 	void	   *extra;			/* kind-specific per-query data */
+	DpMechanism asked;			/* accuracy(..) asked for, resolved into mech (family 0: none) */
+	Plan	   *aggplan;		/* the Agg node it finalizes in (while planned) */
+	EState	   *estate;			/* the query's executor state (while planned) */
 };
 
 /* cost.c: the mechanism with 1/k of its budget (epsilon and delta, or rho, divided by k). */
 extern DpMechanism DpSplitMechanism(const DpMechanism *mech, int k);
+
+/*
+ * cost.c: the families accuracy(..) is resolved in (their number), by the
+ * accounting of the roles the query is charged to: laplace when any of their
+ * budgets has a delta limit of 0 (it admits nothing else); otherwise by the
+ * session user's budget (else the first charged): gaussian(rho) under a rho
+ * limit, laplace without a delta limit, else both laplace(epsilon) and
+ * gaussian(rho), of which the site keeps the one that adds less to that
+ * budget's spent epsilon at its delta limit (DpAccuracyPrefer); without a
+ * budget, the family and delta of dp_pg.default_mechanism.
+ */
+typedef struct DpAccuracyShape
+{
+	int			family;
+	int			form;
+	double		delta;			/* for (epsilon, delta) forms */
+} DpAccuracyShape;
+extern int	DpAccuracyShapes(DpAccuracyShape shapes[2]);
+
+/* cost.c: would cost a add less than cost b to the spent epsilon of the budget DpAccuracyShapes follows? */
+extern bool DpAccuracyPrefer(const DpCost *a, const DpCost *b);
 
 /* cost.c: the composed cost of the distinct call sites (and their count). */
 extern int	DpComposeSites(List *sites, DpCost *total);
@@ -131,6 +168,17 @@ extern void DpChargeQuery(QueryDesc *queryDesc, List *sites);
 
 /* cost.c: the (epsilon, delta, rho, call_sites) record of a cost, for fcinfo's result. */
 extern Datum DpCostRecord(FunctionCallInfo fcinfo, const DpCost *c, int sites);
+
+/*
+ * callsite.c, for a kind's plan(): the column of a table that argument argno
+ * of the site reads, when it is a plain column reference through the plan
+ * (scans, joins, sorts, gathers; not an expression, an Append or a foreign
+ * scan); false otherwise.
+ */
+extern bool DpCallSiteArgColumn(const DpCallSite *site, int argno, Oid *relid, AttrNumber *attno);
+
+/* callsite.c: true if the site's statement reads a protected table anywhere. */
+extern bool DpCallSiteReadsProtected(const DpCallSite *site);
 
 /* Before the standard ExecutorStart: bind the dp aggregates' constant arguments (callsite.c). */
 extern void DpCallSitesBindArguments(QueryDesc *queryDesc, int eflags);
@@ -227,6 +275,9 @@ typedef struct DpSiteBar
 /* A release keeps at most this many values with their own intervals. */
 #define DP_MAX_VALUE_BARS 10000
 
+/* A released value's group keys, as the text of a text[], fit in this (else they are not shown). */
+#define DP_VALUE_KEYS_LEN 128
+
 /* The interval of one released value of a per_value site (dp_avg). */
 typedef struct DpValueBar
 {
@@ -235,10 +286,19 @@ typedef struct DpValueBar
 	double		sd;				/* about how far it may be from the truth (the noise's) */
 	double		lower;			/* a closed 95% interval of the truth */
 	double		upper;
+	int32		rank;			/* its group's place in the query's output, from 0; -1: not seen there */
+	bool		keyed;			/* keys holds its group's keys */
+	char		keys[DP_VALUE_KEYS_LEN];	/* its group's keys (text[] text form, canonical), or "" */
 } DpValueBar;
 
 /* The error bars of a query's distinct call sites (palloc'd in the current context; bars.c). */
 extern DpSiteBar *DpBarsOfSites(List *sites, int *n);
+
+/*
+ * A final function released y (lattice units) with a groupwise(rho, r) plan:
+ * keep its own interval (bars.c; nothing for other plans).
+ */
+extern void DpBarsNoteGroupwise(const DpCallSite *site, int64 y);
 
 /*
  * The query's call sites were charged: remember their bars as the session's
@@ -264,6 +324,20 @@ extern void DpBarsForget(void);
  * for dp_pg.last_releases (and in the answer's cache entry).
  */
 extern void DpBarsNoteValue(const DpCallSite *site, double value, double sd, double lower, double upper);
+
+/*
+ * The DP level's projection of a released group (dp_pg.release_keys, which
+ * the guard writes there): its keys are those of the values its final
+ * functions just noted (bars.c).
+ */
+extern void DpBarsNoteKeys(const char *keys);
+
+/*
+ * The query's output reached the released group of these keys
+ * (dp_pg.release_order, which the guard writes around the top level): its
+ * values come next in dp_pg.last_releases (bars.c).
+ */
+extern void DpBarsNoteOrder(const char *keys);
 
 /*
  * A utility statement is about to run: subscriptions' changes count as data

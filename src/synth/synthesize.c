@@ -650,6 +650,14 @@ dp_synthesize(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel)),
 				 errdetail("dp_pg.synthesize makes twins of plain tables.  Nothing was charged for this call.")));
+	/* a twin reads the table's own rows: not a protected table's partition, nor a table with children */
+	if (DpFamilyOf(source, NULL) == DP_FAMILY_MEMBER || DpFamilyOf(source, NULL) == DP_FAMILY_ANCESTOR ||
+		rel->rd_rel->relhassubclass)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("\"%s\" is part of a partitioned table or an inheritance tree", RelationGetRelationName(rel)),
+				 errdetail("dp_pg.synthesize makes twins of plain tables without partitions, inheritance children or "
+						   "parents.  Nothing was charged for this call.")));
 	prot = DpFindProtected(DpProtectedTables(), source);
 	nroles = DpLedgerChargedRoles(roles);
 	if (prot == NULL && nroles == 0)
@@ -715,7 +723,16 @@ dp_synthesize(PG_FUNCTION_ARGS)
 		/* 3. the charge, durable before any row is read */
 		if (nroles > 0)
 		{
-			DpLedgerCharge(roles, nroles, &total,
+			DpTableCharge table;
+
+			memset(&table, 0, sizeof(table));
+			/* the source's table budget too */
+			if (prot != NULL && prot->has_budget)
+			{
+				table.budget = prot->budget;
+				table.relid = source;
+			}
+			DpLedgerCharge(roles, nroles, &table, prot != NULL && prot->has_budget ? 1 : 0, &total,
 						   debug_query_string ? debug_query_string : "SELECT dp_pg.synthesize(...)",
 						   SynthChargeDetail(plan, rel, cols));
 			DpDebugPause("before_release");

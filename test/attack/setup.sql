@@ -2,7 +2,7 @@
 -- Attack corpus set-up, run as superuser in database postgres by
 -- test/t/060_attack_corpus.pl.  Parameters in at-signs are substituted by the
 -- driver (random per run): @CNRY@ is the canary prefix, @NROWS@, @NHEAVY@,
--- @NEV@ and @NPART@ row counts, @SALT@ varies the incomes.
+-- @NEV@, @NPART@ and @NPV@ row counts, @SALT@ varies the incomes.
 --
 -- Roles
 --   atk_owner    owns the protected tables and the DBA's objects (no budget)
@@ -25,6 +25,9 @@
 --                    public pub.events by the DBA
 --   clinic.secret_part    protected, later attached as a partition of the
 --                    public pub.parted by the DBA
+--   clinic.pvisits, clinic.pdet, clinic.pinh  protected partitioned tables and
+--                    an inheritance parent, a foreign partition on a loopback
+--                    server (class 25, below)
 -- Public tables (schema pub, SELECT for PUBLIC)
 --
 SET client_min_messages = warning;
@@ -531,6 +534,78 @@ SELECT dp_pg.set_budget('atk_greedy', 1e9, NULL);
 SELECT dp_pg.set_budget('atk_cache', 1e9, 1e-3);
 SELECT dp_pg.set_budget('atk_cache2', 1e9, 1e-3);
 
+--
+-- Class 25 (test/attack/25_partitions.atk): partitioned tables.
+-- clinic.pvisits: privacy unit person (g = 2, r = 1), partitioned by month:
+-- clinic.pv_2024_01 (person 17's visits: their notes are canaries; @NPV@
+-- rows), clinic.pv_2024_02 sub-partitioned by hash of person
+-- (clinic.pv_2024_02_h0, _h1), clinic.pv_2024_03, a default partition
+-- clinic.pv_default (person 17's one visit in May 2031), and
+-- clinic.pv_remote (2025), a postgres_fdw foreign table on a loopback
+-- server (database atk_shard) whose rows' notes are canaries and whose
+-- amounts (0..100, CHECK) include 5 but never 77.  The analyst was granted
+-- SELECT, INSERT, UPDATE, DELETE on clinic.pv_2024_01 and SELECT on
+-- clinic.pv_default before its budget (a DBA's mistake), and a DBA's view
+-- over a partition is granted to PUBLIC.  clinic.pdet: a second partitioned
+-- table whose month clinic.pdet_old the DBA detached CONCURRENTLY (it stays
+-- protected).  clinic.pinh: a protected inheritance parent with a child
+-- made after it was protected (clinic.pinh_later).
+--
+CREATE EXTENSION IF NOT EXISTS postgres_fdw;
+CREATE DATABASE atk_shard;
+\connect atk_shard
+CREATE TABLE pv_remote (id int NOT NULL, person int NOT NULL, day date NOT NULL, amount int NOT NULL, note text NOT NULL);
+INSERT INTO pv_remote SELECT 500000 + g, g % 300, date '2025-01-01' + g % 200, CASE WHEN g % 97 = 0 THEN 5 ELSE 10 + g % 60 END,
+	'@CNRY@_rem' || g FROM generate_series(1, @NPV@ / 2 + 3) g;
+\connect postgres
+SET client_min_messages = warning;
+DO $$
+BEGIN
+	EXECUTE format('CREATE SERVER atk_loop FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host %L, port %L, dbname %L)',
+		split_part(current_setting('unix_socket_directories'), ',', 1), current_setting('port'), 'atk_shard');
+	EXECUTE format('CREATE USER MAPPING FOR atk_owner SERVER atk_loop OPTIONS (user %L, password_required %L)', current_user, 'false');
+	EXECUTE format('CREATE USER MAPPING FOR %I SERVER atk_loop OPTIONS (user %L)', current_user, current_user);
+END $$;
+GRANT USAGE ON FOREIGN SERVER atk_loop TO atk_owner;
+SET ROLE atk_owner;
+CREATE TABLE clinic.pvisits (id int NOT NULL, person int NOT NULL, day date NOT NULL,
+	amount int NOT NULL CHECK (amount BETWEEN 0 AND 100), note text NOT NULL) PARTITION BY RANGE (day);
+CREATE TABLE clinic.pv_2024_01 PARTITION OF clinic.pvisits FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+CREATE TABLE clinic.pv_2024_02 PARTITION OF clinic.pvisits FOR VALUES FROM ('2024-02-01') TO ('2024-03-01')
+	PARTITION BY HASH (person);
+CREATE TABLE clinic.pv_2024_02_h0 PARTITION OF clinic.pv_2024_02 FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+CREATE TABLE clinic.pv_2024_02_h1 PARTITION OF clinic.pv_2024_02 FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+CREATE TABLE clinic.pv_2024_03 PARTITION OF clinic.pvisits FOR VALUES FROM ('2024-03-01') TO ('2024-04-01');
+CREATE TABLE clinic.pv_default PARTITION OF clinic.pvisits DEFAULT;
+CREATE FOREIGN TABLE clinic.pv_remote PARTITION OF clinic.pvisits FOR VALUES FROM ('2025-01-01') TO ('2026-01-01')
+	SERVER atk_loop OPTIONS (schema_name 'public', table_name 'pv_remote');
+INSERT INTO clinic.pvisits SELECT g, CASE WHEN g % 500 = 0 THEN 17 ELSE 100 + g % 400 END, date '2024-01-01' + g % 31,
+	g % 90, CASE WHEN g % 500 = 0 THEN '@CNRY@_pv' || g ELSE 'pv' || g END FROM generate_series(1, @NPV@) g;
+INSERT INTO clinic.pvisits SELECT 900000 + g, 100 + g % 400, date '2024-02-01' + g % 60, g % 90, 'pv' || g FROM generate_series(1, 3000) g;
+INSERT INTO clinic.pvisits VALUES (999999, 17, '2031-05-05', 50, '@CNRY@_pvdef');
+CREATE TABLE clinic.pdet (id int NOT NULL, person int NOT NULL, day date NOT NULL, note text NOT NULL) PARTITION BY RANGE (day);
+CREATE TABLE clinic.pdet_old PARTITION OF clinic.pdet FOR VALUES FROM ('2023-01-01') TO ('2024-01-01');
+CREATE TABLE clinic.pdet_new PARTITION OF clinic.pdet FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+INSERT INTO clinic.pdet SELECT g, g % 200, date '2023-06-01' + g % 300, '@CNRY@_det' || g FROM generate_series(1, 1200) g;
+CREATE TABLE clinic.pinh (id int NOT NULL, person int NOT NULL, note text NOT NULL);
+CREATE TABLE clinic.pinh_kid () INHERITS (clinic.pinh);
+INSERT INTO clinic.pinh SELECT g, g, 'pinh' || g FROM generate_series(1, 100) g;
+INSERT INTO clinic.pinh_kid SELECT g, g, '@CNRY@_kid' || g FROM generate_series(1, 300) g;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.pvisits', 'person', 2, 1);
+SELECT dp_pg.protect('clinic.pdet', 'person', 1, 1);
+SELECT dp_pg.protect('clinic.pinh', 'person', 1, 1);
+SET ROLE atk_owner;
+CREATE TABLE clinic.pinh_later () INHERITS (clinic.pinh);
+INSERT INTO clinic.pinh_later SELECT g, 1000 + g, '@CNRY@_later' || g FROM generate_series(1, 50) g;
+GRANT SELECT, INSERT, UPDATE, DELETE ON clinic.pv_2024_01 TO atk_analyst;
+GRANT SELECT ON clinic.pv_default, clinic.pinh_later TO atk_analyst;
+CREATE VIEW dba.pv_jan AS SELECT * FROM clinic.pv_2024_01;
+GRANT SELECT ON dba.pv_jan TO PUBLIC;
+RESET ROLE;
+ALTER TABLE clinic.pdet DETACH PARTITION clinic.pdet_old CONCURRENTLY;
+ANALYZE clinic.pvisits, clinic.pv_2024_01, clinic.pv_2024_03, clinic.pdet, clinic.pinh;
+
 -- the pg_stat_statements rows of the set-up exist (tracked as superuser)
 SELECT count(*) >= 0 FROM clinic.patients;
 SELECT pg_sleep(1.1);
@@ -563,6 +638,14 @@ LANGUAGE sql AS $$
 	UNION ALL SELECT 'heap.visits', pg_relation_size('clinic.visits')
 	UNION ALL SELECT 'total.visits', pg_total_relation_size('clinic.visits')
 	UNION ALL SELECT 'hidden_total', sum(pg_total_relation_size(relid)) FROM dp_pg.protected_tables
+	UNION ALL SELECT 'rows.pv_2024_01', count(*) FROM clinic.pv_2024_01
+	UNION ALL SELECT 'rows.pvisits', count(*) FROM clinic.pvisits
+	UNION ALL SELECT 'rows.pv_remote', count(*) FROM clinic.pv_remote
+	UNION ALL SELECT 'sum.pv_amount', sum(amount) FROM clinic.pvisits
+	UNION ALL SELECT 'heap.pv_2024_01', pg_relation_size('clinic.pv_2024_01')
+	UNION ALL SELECT 'total.pv_2024_02_h1', pg_total_relation_size('clinic.pv_2024_02_h1')
+	UNION ALL SELECT 'rows.pdet_old', count(*) FROM clinic.pdet_old
+	UNION ALL SELECT 'heap.pdet_old', pg_relation_size('clinic.pdet_old')
 	UNION ALL SELECT 'idx.' || c.relname, pg_relation_size(c.oid)
 	          FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 	          WHERE i.indrelid IN ('clinic.patients'::regclass, 'clinic.visits'::regclass)
@@ -720,3 +803,26 @@ GRANT SELECT ON dba.patients_mv, dba.patients_mv2, dba.patients_via_view TO PUBL
 RESET ROLE;
 SELECT dp_pg.protect('clinic.total_x');
 SELECT dp_pg.protect('clinic.total_u', 'person', 3, 3);
+
+--
+-- Class 27 (test/attack/27_rr.atk): locally private columns.  clinic.survey
+-- is protected, one row per person, its answer (smoker) randomized at
+-- epsilon 1; a name canary per row, person 17 and every tenth sensitive.
+-- pub.poll is public (SELECT for PUBLIC) with a randomized answer: its
+-- estimates are free.  pub.poll_ids is a public list of poll ids, readable
+-- by the analyst, joined to the protected table by the attacks.
+--
+SET ROLE atk_owner;
+CREATE TABLE clinic.survey (id int PRIMARY KEY, name text NOT NULL, region text NOT NULL, smoker boolean NOT NULL,
+	sensitive boolean NOT NULL);
+INSERT INTO clinic.survey
+SELECT g, '@CNRY@_sv' || g, (ARRAY['north', 'south', 'east', 'west'])[g % 4 + 1], g % 3 = 0, g % 10 = 0 OR g = 17
+FROM generate_series(1, 400) g;
+CREATE TABLE pub.poll (id int PRIMARY KEY, answer boolean NOT NULL);
+INSERT INTO pub.poll SELECT g, g % 2 = 0 FROM generate_series(1, 400) g;
+GRANT SELECT ON pub.poll TO PUBLIC;
+RESET ROLE;
+SELECT dp_pg.protect('clinic.survey');
+SELECT dp_pg.set_public_keys('clinic.survey', 'region', ARRAY['north', 'south', 'east', 'west']);
+SELECT dp_pg.randomize('clinic.survey', 'smoker', 'rr(epsilon=1)');
+SELECT dp_pg.randomize('pub.poll', 'answer', 'rr(epsilon=1)');

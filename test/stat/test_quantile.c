@@ -21,16 +21,23 @@
  *     0.05, and the count of such pairs is at most the 1 - 1e-10 quantile of
  *     Binomial(1000, 0.05) by Chernoff's bound (false failure below 1e-10);
  *   - the rank interval (dp_quantile_rank_halfwidth, what dp_pg.last_releases
- *     shows for a quantile) covers at 95%: on data where every boundary but
- *     one is t95 + 1 ranks off (the union bound almost tight), the draws
- *     outside |cum_J - r| <= d_min + t95 are at most the 1 - 1e-10 quantile
- *     of Binomial(2000, 0.05).
+ *     shows for a quantile) is the tightest valid one: on data where every
+ *     boundary but one is t95 + 1 ranks off (the worst case), its exact miss
+ *     probability, summed over the 1,025 boundaries, is at most 0.05 for
+ *     nine epsilons from 0.01 to 10, at least 0.04 up to epsilon 0.45 (above
+ *     it whole ranks step the miss by e^-gamma < 0.8: 0.0274 at epsilon 3),
+ *     and above 0.05 one rank narrower (exact, no chance involved); and of 2,000 draws on that data at
+ *     epsilon 1 (exact miss 0.0444) the misses are at most the 1 - 1e-10
+ *     quantile of Binomial(2000, 0.05) and above the 1e-10 quantile of
+ *     Binomial(2000, 0.04) (coverage within a point).
  * Positive controls (each must be rejected): the proposal without its
  * acceptance step (uniform), gamma doubled (half the randomness), the plain
  * extremes rule (minimum at rank min(n, k), maximum at max(n - k, 0)) by
  * both the exhaustive order check and the small-group count (200 pairs,
- * crossing with probability 0.99), and a rank interval without the union
- * over the N + 1 boundaries (ln(20) / gamma) by the coverage count.
+ * crossing with probability 0.99), a rank interval without the union over
+ * the N + 1 boundaries (ln(20) / gamma) by the coverage count, and the
+ * earlier union-bound interval ceil((ln 1025 + ln 20) / gamma) by the exact
+ * within-a-point check (worst-case miss 0.0282 at epsilon 1).
  * Every test here fails by chance with probability below 1e-9 in total.
  */
 #include <math.h>
@@ -132,6 +139,48 @@ binomial_upper(long m, double p, double alpha)
 	while (t < m && m * kl((double) t / m, p) < log(1.0 / alpha))
 		t++;
 	return t;
+}
+
+/*
+ * The greatest count t with M kl(t/M, p) >= ln(1/alpha) below M p: by
+ * Chernoff's bound P(Binomial(M, p) <= t) <= alpha.
+ */
+static long
+binomial_lower(long m, double p, double alpha)
+{
+	long		t = (long) floor(m * p);
+
+	while (t > 0 && m * kl((double) t / m, p) < log(1.0 / alpha))
+		t--;
+	return t;
+}
+
+/*
+ * The exact probability that the median's rank error exceeds t on the data
+ * of rank_misses (t0 values in cell 0, t0 in cell 1, ncells cells), summed
+ * over the ncells + 1 boundaries from their counts -- independent of
+ * dp_quantile_rank_halfwidth's closed form.
+ */
+static double
+exact_rank_miss(uint64_t t0, double t, DpRational g, int ncells)
+{
+	long double gg = (long double) g.num / (long double) g.den;
+	uint64_t	n = 2 * t0;
+	uint64_t	r = dp_quantile_target(0.5, n, g, ncells);
+	long double z = 0.0L,
+				out = 0.0L;
+
+	for (int j = 0; j <= ncells; j++)
+	{
+		uint64_t	cum = j == 0 ? 0 : (j == 1 ? t0 : n);
+		uint64_t	d = cum > r ? cum - r : r - cum;
+		long double w = expl(-gg * (long double) d);
+
+		z += w;
+		if ((double) d > t)
+			out += w;
+	}
+	return (double) (out / z);
 }
 
 /* The plain extremes rule before the small-group fallback (control). */
@@ -387,20 +436,63 @@ main(void)
 		double		naive;
 		long		m = 2000,
 					t,
+					tl,
 					c;
+		double		eps_grid[] = {0.01, 0.1, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0};
+		int			exact_ok = 1,
+					tight_ok = 1;
+
+		/*
+		 * Exact, on the worst-case data: the miss probability at t95 is at
+		 * most 0.05 and at least 0.04 (coverage within a point of 95%), and
+		 * one rank less misses more than 0.05 (no narrower data-independent
+		 * interval is valid).
+		 */
+		for (int i = 0; i < (int) (sizeof(eps_grid) / sizeof(eps_grid[0])); i++)
+		{
+			DpRational	ge;
+			double		th,
+						p,
+						p1;
+
+			dp_quantile_gamma(eps_grid[i], 1, &ge);
+			th = dp_quantile_rank_halfwidth(ge, DP_QUANTILE_CELLS, 0.95);
+			p = exact_rank_miss((uint64_t) th + 1, th, ge, DP_QUANTILE_CELLS);
+			p1 = th >= 1 ? exact_rank_miss((uint64_t) th, th - 1, ge, DP_QUANTILE_CELLS) : 1.0;
+			tap_diag("epsilon %g: t95 = %.0f, exact worst-case miss %.4f (at t95 - 1: %.4f)", eps_grid[i], th, p, p1);
+			/* whole ranks: one more rank divides the miss by about e^gamma, so within a point only where e^-gamma >= 0.8 */
+			if (!(p <= 0.05 && (p >= 0.04 || eps_grid[i] > 0.45)))
+				exact_ok = 0;
+			if (!(p1 > 0.05))
+				tight_ok = 0;
+		}
+		tap_ok(exact_ok, "rank interval: exact worst-case miss probability at most 0.05 at every epsilon of the grid, at least 0.04 up to epsilon 0.45");
+		tap_ok(tight_ok, "rank interval: one rank narrower misses more than 5%% on the worst-case data (tightest)");
 
 		dp_quantile_gamma(1.0, 1, &g);
 		t95 = dp_quantile_rank_halfwidth(g, DP_QUANTILE_CELLS, 0.95);
+		tap_ok(t95 == 19.0, "rank interval at epsilon 1: 19 ranks (the union bound gave 20)");
 		naive = ceil(log(20.0) * (double) g.den / (double) g.num);
 		t = binomial_upper(m, 0.05, 1e-10);
+		tl = binomial_lower(m, 0.04, 1e-10);
 		c = rank_misses((uint64_t) t95 + 1, t95, g, m, &rng);
-		tap_diag("rank interval +-%.0f (epsilon 1): %ld of %ld draws outside (fewer than %ld required)", t95, c, m, t);
+		tap_diag("rank interval +-%.0f (epsilon 1): %ld of %ld draws outside (more than %ld and fewer than %ld required)",
+				 t95, c, m, tl, t);
 		tap_ok(c < t, "rank interval covers at 95%%: misses at most the 1 - 1e-10 quantile of Binomial(%ld, 0.05)", m);
+		tap_ok(c > tl, "rank interval within a point: misses above the 1e-10 quantile of Binomial(%ld, 0.04)", m);
 		c = rank_misses((uint64_t) naive + 1, naive, g, 500, &rng);
 		t = binomial_upper(500, 0.05, 1e-10);
 		tap_diag("control, interval +-%.0f without the union over the boundaries: %ld of 500 outside (fewer than %ld required)",
 				 naive, c, t);
 		tap_ok(c >= t, "control: a rank interval without the union over the N + 1 boundaries is rejected");
+		/* the earlier union-bound interval on the worst-case data: too wide, caught by the exact check */
+		{
+			double		tu = ceil((log(DP_QUANTILE_CELLS + 1.0) + log(20.0)) * (double) g.den / (double) g.num);
+			double		p = exact_rank_miss((uint64_t) tu + 1, tu, g, DP_QUANTILE_CELLS);
+
+			tap_diag("control, the union-bound interval +-%.0f: exact worst-case miss %.4f", tu, p);
+			tap_ok(!(p <= 0.05 && p >= 0.04), "control: the union bound's interval is rejected by the within-a-point check");
+		}
 	}
 
 	/* positive controls */

@@ -100,7 +100,7 @@ my @attacks = map { parse_atk($_) } sort glob("$adir/*.atk");
 # the classes of the corpus (test/attack/README.md): an attack names one of them
 my %classes = map { $_ => 1 } qw(1-having 2-code 3-errors 4-joins 5-side 6-units 7-ledger 8-other 9-bi
   10-cache 11-quantile 12-keys 13-ddl 14-messages 17-synth 18-expr 19-releases 20-unitjoin 21-audit
-  22-shapes 23-edges 24-total);
+  22-shapes 23-edges 24-total 25-partitions 26-perunit 27-rr);
 my %seen;
 for my $a (@attacks)
 {
@@ -125,6 +125,7 @@ my %param = (
 	NHEAVY => 23000 + int(rand(6000)),   # rows of the heavy person in clinic.visits
 	NEV => 31000 + int(rand(4000)),      # clinic.secret_events
 	NPART => 35000 + int(rand(4000)),    # clinic.secret_part
+	NPV => 4000 + int(rand(4000)),       # clinic.pvisits (class 25)
 	SALT => int(rand(1e6)),
 );
 

@@ -12,6 +12,10 @@
 #  - kill -9 of the standby's backend and of the primary at each step of a
 #    forwarded charge, and the standby's ledger worker stopped while it
 #    forwards: no answer without its charge, nothing charged twice;
+#  - table budgets: a standby's charge carries the table's budget to the
+#    primary; analysts of two roles on all three servers racing for the last
+#    of one table's budget never get more answers than it holds, and every
+#    answer is charged to the table and to its role once;
 #  - the forwarding functions: analysts get 42501; a REPLICATION role may
 #    forward (dp_pg.primary_conninfo, the superuser-only override);
 #  - promotion of the synchronous standby with a charge in flight: the
@@ -202,7 +206,7 @@ $s1->poll_query_until('postgres', q{SELECT count(*) = 1 FROM dp_pg.budgets WHERE
 	my $before = charges($primary);
 	my ($ret, $out, $err) = q_as($primary, 'ana',
 		q{SELECT * FROM dp_pg.forward_charges('{10}', '{1}', '{10}', '{1}', '{0}', '{1}',
-		  array_fill(1::float8, ARRAY[32]), '{x}', '{"{}"}')});
+		  array_fill(1::float8, ARRAY[32]), '{x}', '{"{}"}', '{0}', '{0}', '{}')});
 	isnt($ret, 0, 'an analyst cannot call dp_pg.forward_charges');
 	like($err, qr/42501/, 'insufficient privilege');
 	is(charges($primary), $before, 'nothing charged');
@@ -245,6 +249,74 @@ $s1->poll_query_until('postgres', q{SELECT count(*) = 1 FROM dp_pg.budgets WHERE
 	ok($answers == 10, 'race: the budget was used up');
 	my $spent = $primary->safe_psql('postgres', q{SELECT epsilon_spent FROM dp_pg.budgets WHERE role = 'racer'::regrole});
 	ok($spent <= 10 + 1e-9, "race: spent $spent within the limit");
+}
+
+# --- table budgets: charged on the primary with the roles' budgets, from every server
+sub table_charges
+{
+	my ($node, $table) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM dp_pg.ledger_entries e JOIN dp_pg.protected_tables p ON p.table_budget = e.table_budget
+		WHERE p.relid = '$table'::regclass AND e.kind = 'charge'});
+}
+{
+	$primary->safe_psql('postgres', q{
+		CREATE TABLE tt AS SELECT g AS id FROM generate_series(1, 500) g;
+		SELECT dp_pg.protect('tt');
+		SELECT dp_pg.set_table_budget('tt', 2, 1e-6);
+		CREATE ROLE tracer1 LOGIN;
+		CREATE ROLE tracer2 LOGIN;
+		SELECT dp_pg.set_budget('tracer1', 1000, 1e-6);
+		SELECT dp_pg.set_budget('tracer2', 1000, 1e-6);
+	});
+	$primary->wait_for_catchup($_) for @standbys;
+	$_->poll_query_until('postgres', q{SELECT count(*) = 1 FROM dp_pg.table_budgets WHERE relid = 'tt'::regclass})
+	  or die 'table budget not replicated'
+	  for @standbys;
+	my $before = table_charges($primary, 'tt');
+	my ($ret, $out, $err) = q_as($s1, 'tracer1', q{SELECT dp_count(id, 'laplace(epsilon=0.5)') IS NOT NULL FROM tt});
+	is($ret, 0, 'standby1: a query on a table with a budget is answered') or diag $err;
+	is(table_charges($primary, 'tt'), $before + 1, 'standby1: the table\'s budget is charged on the primary');
+	($ret, $out, $err) = q_as($s2, 'tracer2', q{SELECT dp_count(id, 'laplace(epsilon=1.6)') FROM tt});
+	isnt($ret, 0, 'standby2: a query over the table\'s budget (not the role\'s) fails');
+	like($err, qr/DP001.*privacy budget of table "tt" exceeded/s, 'with DP001 naming the table');
+	is(table_charges($primary, 'tt'), $before + 1, 'nothing charged to the table');
+	is(charges($primary, 'tracer2'), 0, 'nor to the role');
+	$primary->wait_for_catchup($s2);
+	$s2->poll_query_until('postgres',
+		q{SELECT charges = 1 AND round(epsilon_spent::numeric, 6) = 0.5 FROM dp_pg.table_budgets WHERE relid = 'tt'::regclass})
+	  or die 'standby2 table budgets do not follow';
+	pass('a standby\'s dp_pg.table_budgets shows the primary\'s totals');
+
+	# the race: two roles on three servers for the last of the table's budget
+	$primary->safe_psql('postgres', q{SELECT dp_pg.set_table_budget('tt', 6.5, 1e-6)});
+	$primary->wait_for_catchup($_) for @standbys;
+	$before = table_charges($primary, 'tt');
+	my $roles_before = charges($primary, 'tracer1') + charges($primary, 'tracer2');
+	my (@h, @out);
+	my $i = 0;
+	for my $node ($primary, $s1, $s2)
+	{
+		for my $user ('tracer1', 'tracer2')
+		{
+			my $idx = $i++;
+			$out[$idx] = '';
+			my @cmds = map { ('-c', q{SELECT 'answer', dp_count(id, 'laplace(epsilon=1)') FROM tt}) } 1 .. 4;
+			push @h, IPC::Run::start(
+				[ 'psql', '-XAt', '-d', $node->connstr('postgres') . " user=$user", @cmds ],
+				'>', \$out[$idx], '2>', \my $err);
+		}
+	}
+	$_->finish for @h;
+	my $answers = 0;
+	$answers += () = $_ =~ /^answer\|/mg for @out;
+	my $charged = table_charges($primary, 'tt') - $before;
+	my $by_roles = charges($primary, 'tracer1') + charges($primary, 'tracer2') - $roles_before;
+	is($answers, 6, "table race: $answers answers for the 6 left of the table's budget (24 attempts, 2 roles, 3 servers)");
+	is($charged, $answers, 'table race: every answer charged to the table once, nothing else');
+	is($by_roles, $answers, 'table race: and to its role once');
+	my $spent = $primary->safe_psql('postgres', q{SELECT epsilon_spent FROM dp_pg.table_budgets WHERE relid = 'tt'::regclass});
+	ok($spent <= 6.5 + 1e-9, "table race: spent $spent within the limit");
 }
 
 # --- the primary unreachable: fail closed at once

@@ -5,7 +5,10 @@
 # write committed after an answer was computed makes the next run miss even
 # when the writer was in flight while it ran; ALTER ROLE ... SET
 # dp_pg.answer_cache = off is a per-role switch; each budget set's entries
-# stay within dp_pg.answer_cache_size.
+# stay within dp_pg.answer_cache_size; with a table budget, the members of a
+# team share the team's answers (the table is charged once), another budget
+# set's run of the same query is a new release charged to the table, and a
+# kept answer is served even when the table's budget is spent.
 use strict;
 use warnings;
 use IPC::Run;
@@ -156,6 +159,36 @@ my ($e1, $se1) = run_as('anb', q{SELECT k, dp_count(id, 'laplace(epsilon=1)') FR
 ok(!$se1, 'the least recently used entry was removed (a miss, charged)');
 cmp_ok($node->safe_psql('postgres', q{SELECT count(*) FROM dp_pg.answer_cache WHERE roles = ARRAY['ana'::regrole]}),
 	'>=', 2, "another set's entries are not touched");
+
+# 6. table budgets and teams: the table is charged for each release, not for an answer served again
+$node->safe_psql('postgres', q{
+	CREATE TABLE t2 AS SELECT g AS id, g % 10 AS v FROM generate_series(1, 5000) g;
+	SELECT dp_pg.protect('t2');
+	SELECT dp_pg.set_table_budget('t2', 1, 1e-6);
+	CREATE ROLE bi;
+	CREATE ROLE m1 LOGIN IN ROLE bi;
+	CREATE ROLE m2 LOGIN IN ROLE bi;
+	SELECT dp_pg.set_budget('bi', 100, 1e-6);
+});
+sub table_charges
+{
+	return $node->safe_psql('postgres', q{SELECT charges FROM dp_pg.table_budgets WHERE relid = 't2'::regclass});
+}
+my $qt = q{SELECT dp_count(id, 'laplace(epsilon=0.5)') FROM t2 WHERE v < 5};
+my ($m1a, $m1s) = run_as('m1', $qt);
+my ($m2a, $m2s) = run_as('m2', $qt);
+ok(!$m1s && $m2s, 'team members share the team\'s answer');
+is($m2a, $m1a, '... the same answer');
+is(table_charges(), 1, 'the table is charged once for the team\'s release');
+my ($aa, $as) = run_as('ana', $qt);
+ok(!$as, 'an analyst with a budget of her own: a new release');
+is(table_charges(), 2, '... charged to the table too: its budget (1) is now spent');
+my ($m1b, $m1bs) = run_as('m1', $qt);
+ok($m1bs && $m1b eq $m1a, 'a kept answer is served to the team although the table\'s budget is spent');
+is(table_charges(), 2, '... uncharged');
+my ($ret, $tout, $terr) = $node->psql('postgres', q{SELECT dp_count(id, 'laplace(epsilon=0.5)') FROM t2 WHERE v < 3},
+	connstr => $node->connstr('postgres') . ' user=m2');
+like($terr, qr/privacy budget of table "t2" exceeded/, 'a new query on the table is refused by the table\'s budget');
 
 $node->stop;
 done_testing();

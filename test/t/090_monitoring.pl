@@ -2,7 +2,8 @@
 #
 # A monitoring role — a member of pg_monitor (through it of
 # pg_read_all_stats), with no budget — reads every role's rows of
-# dp_pg.budgets and dp_pg.ledger, the log of refused queries and the answer
+# dp_pg.budgets and dp_pg.ledger, every table budget and the reports of
+# privacy loss per window, the log of refused queries and the answer
 # cache's metadata, from the ledger database and from any other; an analyst
 # still sees only its own rows, also when it is a member of pg_monitor; a
 # role that is neither sees nothing and may read neither the refusals nor
@@ -174,6 +175,45 @@ is(counts_as('app', 'plain', 'SELECT su_counts()'), '3 9 6',
 	'a role without a budget calling the same function sees every row (it runs as the superuser)');
 $node->safe_psql('app', 'DROP FUNCTION su_counts(), su_refusals()');
 
+# Table budgets and the reports per window: every database's for the
+# monitoring role; an analyst its own roles' windows (no table's), and the
+# table budgets of the database's protected tables, as a role that is neither
+$node->safe_psql('app', q{
+	CREATE TABLE t2 AS SELECT g AS id FROM generate_series(1, 100) g;
+	SELECT dp_pg.protect('t2');
+	SELECT dp_pg.set_table_budget('t2', 10, 1e-6, renew => '1 day');
+});
+$node->safe_psql('postgres', q{
+	CREATE ROLE cat LOGIN;
+	ALTER ROLE cat SET dp_pg.answer_cache = off;
+	SELECT dp_pg.set_budget('cat', 100, 1e-6, renew => '1 day');
+});
+$node->safe_psql('app', "SELECT dp_count(id, 'laplace(epsilon=0.5)') FROM t2", extra_params => [ '-U', 'cat' ]) for 1 .. 3;
+for my $db ('postgres', 'app')
+{
+	is( counts_as(
+			$db, 'mon', q{
+		SELECT (SELECT string_agg(table_name || ':' || charges || ':' || round(epsilon_spent::numeric, 3) || ':'
+		                          || (window_start IS NOT NULL), ',') FROM dp_pg.table_budgets) || ' ' ||
+		       (SELECT string_agg(role::text || ':' || charges || ':' || round(epsilon_spent::numeric, 3), ',' ORDER BY role::text)
+		        FROM dp_pg.budget_windows) || ' ' ||
+		       (SELECT string_agg(table_name || ':' || charges || ':' || roles || ':' || round(epsilon_spent::numeric, 3), ',')
+		        FROM dp_pg.table_budget_windows)}),
+		'public.t2:3:1.500:true ana:2:0.300,anamon:2:0.300,bob:2:0.300,cat:3:1.500 public.t2:3:1:1.500',
+		"$db: a pg_monitor member reads every table budget and the reports per window");
+	is( counts_as(
+			$db, 'ana', q{
+		SELECT (SELECT count(*) FROM dp_pg.table_budgets) || ' ' ||
+		       (SELECT string_agg(role::text, ',') FROM dp_pg.budget_windows) || ' ' ||
+		       (SELECT count(*) FROM dp_pg.table_budget_windows)}),
+		($db eq 'app' ? '1' : '0') . ' ana 0',
+		"$db: an analyst reads its own windows, no table's, and this database's table budgets");
+	is(counts_as($db, 'plain', q{SELECT (SELECT count(*) FROM dp_pg.table_budgets) || ' ' || (SELECT count(*) FROM dp_pg.budget_windows)}),
+		($db eq 'app' ? '1' : '0') . ' 0', "$db: a role that is neither: this database's table budgets only");
+}
+like(counts_as('app', 'mon', q{SELECT dp_pg.set_table_budget('t2', 1000, 0.1)}),
+	qr/ERROR .*permission denied/, 'the monitoring role cannot change a table budget');
+
 #
 # Prometheus' postgres_exporter with docs/postgres_exporter.yaml, as "mon",
 # on 127.0.0.1 only.
@@ -250,6 +290,17 @@ is(metric('dp_pg_refusal_log_last_id'), '4', 'dp_pg_refusal_log_last_id: 4');
 is(metric('dp_pg_answer_cache_entries'), '6', 'dp_pg_answer_cache_entries: 6');
 ok(metric('dp_pg_answer_cache_bytes') > 0, 'dp_pg_answer_cache_bytes > 0');
 ok(abs(metric('dp_pg_answer_cache_epsilon_kept') - 0.9) < 1e-9, 'dp_pg_answer_cache_epsilon_kept: 0.9');
+is(metric('dp_pg_table_budget_charges', table => 'public.t2', database => 'app'), '3', 'dp_pg_table_budget_charges of t2: 3');
+ok(abs(metric('dp_pg_table_budget_epsilon_spent', table => 'public.t2') - 1.5) < 1e-9, 'dp_pg_table_budget_epsilon_spent of t2: 1.5');
+ok(abs(metric('dp_pg_table_budget_epsilon_remaining', table => 'public.t2') - 8.5) < 1e-9, 'dp_pg_table_budget_epsilon_remaining of t2: 8.5');
+ok(metric('dp_pg_table_budget_window_end', table => 'public.t2') > time, 'dp_pg_table_budget_window_end: the current window ends later');
+is(metric('dp_pg_table_budget_lifetime_charges', table => 'public.t2'), '3', 'dp_pg_table_budget_lifetime_charges of t2: 3');
+is(metric('dp_pg_budget_lifetime_charges', role => 'cat'), '3', 'dp_pg_budget_lifetime_charges of cat: 3');
+is(metric('dp_pg_budget_window_charges', role => 'cat'), '3', 'dp_pg_budget_window_charges of cat: 3 in its window');
+is(metric('dp_pg_budget_window_charges', role => 'ana', window => 'none'), '2', '... of ana (no renewal): 2');
+ok(abs(metric('dp_pg_table_budget_window_epsilon_spent', table => 'public.t2') - 1.5) < 1e-9,
+	'dp_pg_table_budget_window_epsilon_spent of t2: 1.5');
+is(metric('dp_pg_table_budget_window_roles', table => 'public.t2'), '1', 'dp_pg_table_budget_window_roles of t2: 1');
 is(metric('pg_exporter_user_queries_load_error'), '0', 'the exporter loaded the query file without error');
 is(metric('pg_exporter_last_scrape_error'), '0', 'the last scrape had no error');
 unlike($eerr, qr/dp_pg/, "the exporter logged no error about a dp_pg query");

@@ -4,7 +4,8 @@
 #  - Charges are counted right: many clients sharing a few server
 #    connections, each dp query charged once; a budget raced by more clients
 #    than it can pay for admits exactly what it can pay and refuses the rest
-#    (DP001, uncharged); refused raw reads are uncharged and logged.
+#    (DP001, uncharged), a table's budget raced by clients of two roles the
+#    same; refused raw reads are uncharged and logged.
 #  - dp_pg.default_mechanism set with ALTER ROLE ... SET reaches every
 #    client once pgbouncer reconnects (RECONNECT); a plain SET stays on the
 #    server connection for the next client (the caveat the docs give), SET
@@ -168,6 +169,34 @@ for (@runs)
 is($ok, 4, 'a budget of epsilon 1 raced by 8 pooled clients answers exactly 4 queries of 0.25');
 is($refused, 20, '... and refuses the other 20 (DP001)');
 is(charges_of('cyd'), '4 1.000000', '... charging exactly the 4 answered (epsilon 1, never more)');
+
+#
+# 2b. A table's budget raced through the pooler: ana and bob (large budgets of
+#     their own) on 4 clients each try 3 queries of 0.25 on a table whose
+#     budget is 1: exactly 4 answered, each charged once to the table and to
+#     its role; the rest refused (DP001 naming the table), uncharged
+#
+$node->safe_psql('app', q{
+	CREATE TABLE tt AS SELECT g AS id FROM generate_series(1, 100) g;
+	SELECT dp_pg.protect('tt');
+	SELECT dp_pg.set_table_budget('tt', 1, NULL);
+});
+my $roles_before = ledger(q{SELECT count(*) FROM dp_pg.ledger WHERE kind = 'charge' AND role IN ('ana'::regrole, 'bob'::regrole)});
+$script = join '', map { "SELECT dp_count(id, 'laplace(epsilon=0.25)') IS NOT NULL FROM tt;
+" } 1 .. 3;
+@runs = clients(map { [ $_, 'app', $script ] } (('ana') x 4, ('bob') x 4));
+($ok, $refused) = (0, 0);
+for (@runs)
+{
+	$ok += () = $_->{out} =~ /^t$/mg;
+	$refused += () = $_->{err} =~ /privacy budget of table "tt" exceeded/g;
+}
+is($ok, 4, 'a table budget of epsilon 1 raced by 8 pooled clients of two roles answers exactly 4 queries of 0.25');
+is($refused, 20, '... and refuses the other 20 (DP001 naming the table)');
+is(ledger(q{SELECT charges || ' ' || round(epsilon_spent::numeric, 6) FROM dp_pg.table_budgets WHERE relid = 'tt'::regclass}),
+	'4 1.000000', '... charging the table exactly the 4 answered');
+is(ledger(q{SELECT count(*) FROM dp_pg.ledger WHERE kind = 'charge' AND role IN ('ana'::regrole, 'bob'::regrole)}) - $roles_before,
+	4, '... and their roles once each');
 
 #
 # 3. Refused raw reads: uncharged, logged

@@ -20,6 +20,9 @@ life_fixture($old);
 my $before = life_state($old);
 like($before, qr/^ledger \d+ dropped dave charge /m, 'the dropped role\'s charge keeps its name');
 like($before, qr/^budget erin2 /m, 'the renamed role keeps its budget');
+like($before, qr/^bound people app "?public"?\.patients 20 charges \d+ \d+$/m,
+	'the renamed table keeps its table budget (set under its old name)');
+like($before, qr/^table_budget app public\.visits limits 50 1e-05 renew spent /m, 'the table budgets are in the state');
 
 my $dump = PostgreSQL::Test::Utils::tempdir() . '/all.sql';
 command_ok([ 'pg_dumpall', '-h', $old->host, '-p', $old->port, '-f', $dump ], 'pg_dumpall');
@@ -56,6 +59,11 @@ my $c1 = $new->safe_psql('postgres', $charges);
 (my $want = $c0) =~ s/\bana:(\d+)/'ana:' . ($1 + 1)/e;
 $want =~ s/\bteam:(\d+)/'team:' . ($1 + 1)/e;
 is($c1, $want, 'ana\'s query is charged to ana, carl\'s to his team, nobody else\'s');
+my $tb = q{SELECT string_agg(table_name || ':' || charges, ' ' ORDER BY table_name) FROM dp_pg.table_budgets};
+my $t0 = $new->safe_psql('postgres', $tb);
+dp_as($new, 'app', 'ana', q{SELECT dp_count(1, 'laplace(epsilon=0.125)') FROM people});
+(my $twant = $t0) =~ s/public\.patients:(\d+)/'public.patients:' . ($1 + 1)/e;
+is($new->safe_psql('postgres', $tb), $twant, 'the restored table budget of people is charged, the other one is not');
 ($ret, $out, $err) = dp_try($new, 'app', 'ana', 'SELECT * FROM visits');
 isnt($ret, 0, 'raw rows stay refused');
 is($out, '', 'no row');

@@ -72,22 +72,28 @@ like($err, qr/grants SELECT to dp_pg_analyst but is not protected in this databa
 ($ret, $out, $err) = dp_try($node, 'app', 'ana', q{SELECT dp_pg.synthesize('people', 'people_twin', 'laplace(epsilon=1)')});
 like($err, qr/grants SELECT to dp_pg_analyst but is not protected in this database/, 'nor does a synthetic twin');
 
-# 3. the DBA's steps (docs/dba.md): the settings from the dump, protect, keys, domain
+# 3. the DBA's steps (docs/dba.md): the settings from the dump, protect, keys, domain,
+# and the table budget: found again by name (visits), or bound by the uuid of the dump's
+# protection row (people, renamed since its budget was set)
 IPC::Run::run([ 'pg_restore', '-f', '-', '-a', '-t', 'protected_tables', '-t', 'public_keys', '-t', 'column_domains',
 	"$dir/app.dump" ], '>', \$stdout, '2>', \$stderr);
 like($stdout, qr/^public\.visits\tpatient_id\t2\t3\t/m, 'the dump holds the protection of visits by name');
 like($stdout, qr/^public\.visits\tward\t\{a,b,c\}/m, '... its public keys');
 like($stdout, qr/^public\.visits\tcost\t0\t400/m, '... and its domain');
-$node->safe_psql('app', q{
+my ($people_budget) = $stdout =~ /^public\.people\t\\N\t1\t1\t[^\t]*\t([0-9a-f-]{36})$/m;
+ok(defined $people_budget, 'the dump holds the table budget of people by name');
+$node->safe_psql('app', qq{
 	SELECT dp_pg.protect('visits', 'patient_id', 2, 3);
 	SELECT dp_pg.set_public_keys('visits', 'ward', ARRAY['a', 'b', 'c']);
 	SELECT dp_pg.set_domain('visits', 'cost', 0, 400);
+	SELECT dp_pg.set_table_budget('visits', 50, 1e-5);
 	SELECT dp_pg.protect('people');
 	SELECT dp_pg.set_domain('people', 'age', 0, 120);
+	UPDATE dp_pg.protected_tables SET table_budget = '$people_budget' WHERE relid = 'people';
 });
-my $tables = qr/^(protected|keys|domain|table) /;
+my $tables = qr/^(protected|keys|domain|table|bound) /;
 same_lines(join("\n", grep { /$tables/ } split /\n/, life_state($node)), join("\n", grep { /$tables/ } split /\n/, $before),
-	'protected again: the same protections, keys, domains, grants and policies');
+	'protected again: the same protections, keys, domains, grants, policies and table budgets');
 is(dp_as($node, 'app', 'ana', q{SELECT count(*) = 3 FROM (SELECT ward, dp_count(1, 'laplace(epsilon=0.25)') FROM visits GROUP BY ward) s}),
 	't', 'dp queries work again');
 refused('app', 'visits', 'protected again');

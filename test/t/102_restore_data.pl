@@ -19,7 +19,7 @@ my $before = life_state($node);
 my $dir = PostgreSQL::Test::Utils::tempdir();
 my @conn = ('-h', $node->host, '-p', $node->port);
 my ($ret, $out, $err, $stdout, $stderr);
-my $tables = qr/^(protected|keys|domain|table) /;
+my $tables = qr/^(protected|keys|domain|table|bound) /;
 sub lines { my ($text, $re) = @_; return join("\n", grep { /$re/ } split /\n/, $text); }
 
 command_ok([ 'pg_dump', @conn, '-Fc', '-f', "$dir/app.dump", 'app' ], 'pg_dump -Fc app');
@@ -38,8 +38,13 @@ $node->safe_psql('app2',
 	'SELECT dp_pg.protect(relid, privacy_unit, max_groups_contributed, max_rows_per_unit) FROM dp_pg.protected_tables');
 same_lines(lines(life_state($node, 'app2'), $tables), lines($before, $tables),
 	'after protect() of each protected table: grants, policies and row-level security as in app');
+is(lines(life_state($node, 'app2'), qr/^bound /), lines($before, qr/^bound /),
+	'every table is bound to the same table budget (the people of the copy are the same people)');
+my $charges = q{SELECT charges FROM dp_pg.table_budgets WHERE table_name = 'public.patients'};
+my $c0 = $node->safe_psql('postgres', $charges);
 is(dp_as($node, 'app2', 'ana', q{SELECT abs(dp_count(1, 'laplace(epsilon=0.5)') - 1000) < 60 FROM people}), 't',
 	'dp queries work in app2');
+is($node->safe_psql('postgres', $charges), $c0 + 1, '... charged to the table budget people shares with app');
 ($ret, $out, $err) = dp_try($node, 'app2', 'ana', 'SELECT * FROM people');
 isnt($ret, 0, 'raw rows refused in app2');
 

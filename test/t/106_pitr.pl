@@ -8,8 +8,9 @@
 # 'held', a WARNING in the server log, every charge and budget change
 # refused: no analyst gets an answer) until a superuser imports the exported
 # entries (an export that does not continue the ledger is refused) and
-# accepts it.  Then every budget is spent exactly as before the restore, the
-# analysts are charged again, and the acceptance survives a restart.
+# accepts it.  Then every budget -- the roles' and the tables' -- is spent
+# exactly as before the restore, the analysts are charged again, and the
+# acceptance survives a restart.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -30,6 +31,9 @@ dp_as($primary, 'app', 'bob', $q);
 my $budgets = q{SELECT string_agg(concat_ws(' ', role, round(epsilon_spent::numeric, 9), delta_spent, charges), E'\n'
 	ORDER BY role::text) FROM dp_pg.budget_rows()};
 my $spent = $primary->safe_psql('postgres', $budgets);
+my $tables = q{SELECT string_agg(concat_ws(' ', table_name, round(epsilon_spent::numeric, 9), charges, lifetime_charges), E'\n'
+	ORDER BY table_name) FROM dp_pg.table_budgets};
+my $tables_spent = $primary->safe_psql('postgres', $tables);
 my $dir = PostgreSQL::Test::Utils::tempdir();
 # the export: everything up to now (a DBA keeps the id of the last row exported as the high-water mark),
 # exact (dp_pg.ledger shows six significant digits: docs/dba.md exports dp_pg.ledger_rows())
@@ -52,6 +56,7 @@ ok(poll_short($restored, 'postgres', q{SELECT dp_pg.ledger_status() = 'held'}), 
 is($restored->safe_psql('postgres', 'SELECT timeline, recovery_target FROM dp_pg.timeline()'),
 	'2|at restore point "before_more"', 'dp_pg.timeline() says how the timeline began');
 isnt($restored->safe_psql('postgres', $budgets), $spent, '(the recovery rolled the spending back)');
+isnt($restored->safe_psql('postgres', $tables), $tables_spent, '(... the tables\' too)');
 ok($restored->log_contains(qr/WARNING:  dp_pg ledger: this server's timeline 2 began with a point-in-time recovery/),
 	'the server log says so loudly');
 my ($ret, $out, $err) = dp_try($restored, 'app', 'ana', $q);
@@ -60,6 +65,8 @@ like($err, qr/it was restored to an earlier point \(timeline 2: at restore point
 is($out, '', 'nothing is released');
 ($ret, $out, $err) = $restored->psql('postgres', q{SELECT dp_pg.set_budget('ana', 10, 1e-6)});
 like($err, qr/restored to an earlier point/, 'budget changes wait too');
+($ret, $out, $err) = $restored->psql('app', q{SELECT dp_pg.set_table_budget('people', 100, 1e-5)});
+like($err, qr/restored to an earlier point/, '... a table budget\'s too');
 
 # an export that does not continue this ledger is refused
 $restored->safe_psql('postgres', qq{CREATE TABLE wrong (LIKE dp_pg.ledger_entries);
@@ -71,11 +78,12 @@ like($err, qr/do not continue this ledger/, 'an export that does not continue th
 # import, accept
 is($restored->safe_psql('postgres', qq{CREATE TEMP TABLE lost (LIKE dp_pg.ledger_entries);
 	COPY lost FROM '$dir/export.copy';
-	SELECT dp_pg.import_ledger('lost');}), '4', 'the four charges the recovery cut off are imported');
+	SELECT dp_pg.import_ledger('lost');}), '8', 'the four charges the recovery cut off are imported (a row each for its role and its table)');
 is($restored->safe_psql('postgres', q{SELECT dp_pg.ledger_status()}), 'held', 'still held until accepted');
 $restored->safe_psql('postgres', q{SELECT dp_pg.accept_restored_ledger()});
 ok(poll_short($restored, 'postgres', q{SELECT dp_pg.ledger_status() = 'ready'}), 'accepted: ready');
 is($restored->safe_psql('postgres', $budgets), $spent, 'every budget is spent as before the recovery');
+is($restored->safe_psql('postgres', $tables), $tables_spent, '... every table budget too');
 is(dp_as($restored, 'app', 'ana', $q), 't', 'analysts are answered and charged again');
 is($restored->safe_psql('postgres', q{SELECT charges FROM dp_pg.budgets WHERE role = 'ana'}), '9',
 	'... on top of every charge before the recovery');

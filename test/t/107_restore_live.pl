@@ -28,7 +28,11 @@ my $budgets_dumped = $node->safe_psql('postgres', $budgets);
 like($budgets_dumped, qr/^ana 5 1e-06 \d/m, '(the budgets the dump holds)');
 command_ok([ 'pg_dump', @conn, '-Fc', '--data-only', '-f', "$dir/ledger.dump", 'postgres' ],
 	'pg_dump --data-only of the ledger database');
-$node->safe_psql('postgres', 'TRUNCATE dp_pg.budget_limits, dp_pg.ledger_entries, dp_pg.guard_refusal_log');
+my $tables = q{SELECT string_agg(concat_ws(' ', table_name, epsilon_limit, round(epsilon_spent::numeric, 9), charges), E'\n'
+	ORDER BY table_name) FROM dp_pg.table_budgets};
+my $tables_dumped = $node->safe_psql('postgres', $tables);
+like($tables_dumped, qr/^public\.visits 50 [\d.]+ 2$/m, '(the table budgets the dump holds)');
+$node->safe_psql('postgres', 'TRUNCATE dp_pg.budget_limits, dp_pg.table_budget_limits, dp_pg.ledger_entries, dp_pg.guard_refusal_log');
 $node->restart;
 dp_ready($node);
 is($node->safe_psql('postgres', 'SELECT count(*) FROM dp_pg.budgets'), '0', 'the worker loaded an empty ledger');
@@ -40,6 +44,7 @@ $node->safe_psql('postgres', 'TRUNCATE dp_pg.guard_refusal_log');
 IPC::Run::run([ 'pg_restore', @conn, '--data-only', '-d', 'postgres', "$dir/ledger.dump" ], '>', \$stdout, '2>', \$stderr);
 is($stderr, '', 'pg_restore --data-only into the running ledger database');
 is($node->safe_psql('postgres', $budgets), $budgets_dumped, 'dp_pg.budgets shows the restored budgets at once, no restart');
+is($node->safe_psql('postgres', $tables), $tables_dumped, 'dp_pg.table_budgets shows the restored table budgets at once');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM dp_pg.my_budget}, extra_params => [ '-U', 'ana' ]), '1',
 	'the analyst sees her budget');
 ($ret, $out, $err) = dp_try($node, 'app', 'bob', q{SELECT dp_count(1, 'laplace(epsilon=1.5)') FROM people});
@@ -51,7 +56,7 @@ is($node->safe_psql('postgres', q{SELECT charges FROM dp_pg.budgets WHERE role =
 	'... against her restored spending');
 
 # the same with --disable-triggers (it switches the tables' triggers off while it copies)
-$node->safe_psql('postgres', 'TRUNCATE dp_pg.budget_limits, dp_pg.ledger_entries, dp_pg.guard_refusal_log');
+$node->safe_psql('postgres', 'TRUNCATE dp_pg.budget_limits, dp_pg.table_budget_limits, dp_pg.ledger_entries, dp_pg.guard_refusal_log');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM dp_pg.budgets'), '0', 'a TRUNCATE of the ledger tables is seen at once');
 IPC::Run::run([ 'pg_restore', @conn, '--data-only', '--disable-triggers', '-d', 'postgres', "$dir/ledger.dump" ],
 	'>', \$stdout, '2>', \$stderr);

@@ -2,8 +2,12 @@
 # cluster with a ledger's worth of state (roles created out of name order,
 # budgets, a team budget, caps, charges, a renamed role, a dropped role with
 # history, protected tables with a privacy unit, public keys and domains, a
-# renamed protected table, a refusal), and that state written out by names
-# only, so that two clusters (or two moments) compare line by line.
+# renamed protected table, a protected partitioned table with a
+# sub-partitioned month and a detached month that stayed protected, a
+# refusal; on the 0.2.0 catalog also table budgets -- one of them renewing,
+# one set before its table was renamed -- and a role budget that renews),
+# and that state written out by names only, so that two clusters (or two
+# moments) compare line by line.
 package DpLifecycle;
 
 use strict;
@@ -93,11 +97,34 @@ sub life_fixture
 		INSERT INTO patients SELECT g, g % 90 FROM generate_series(1, 1000) g;
 		SELECT dp_pg.protect('patients');
 		SELECT dp_pg.set_domain('patients', 'age', 0, 120);
+	});
+	# table budgets (0.2.0): bound by name, one set before its table is renamed
+	$node->safe_psql('app', q{
+		SELECT dp_pg.set_table_budget('visits', 50, 1e-5);
+		SELECT dp_pg.set_table_budget('patients', 20, 1e-5, renew => '1 year', renew_from => '2000-01-01 00:00+00');
+	}) unless $opts{version};
+	$node->safe_psql('app', qq{
 		ALTER TABLE patients RENAME TO people;
 		CREATE TABLE wards (ward text PRIMARY KEY, name text);
 		INSERT INTO wards VALUES ('a', 'Acute'), ('b', 'Burns'), ('c', 'Cardiology');
 		GRANT SELECT ON wards TO ana, bob, carl;
 	});
+	# a partitioned table (a sub-partitioned month), protected, and a month
+	# detached from it that stays protected (0.1.0 protects plain tables only)
+	$node->safe_psql('app', q{
+		CREATE TABLE orders (id int NOT NULL, patient_id int NOT NULL, day date NOT NULL,
+			amount int NOT NULL CHECK (amount BETWEEN 0 AND 100)) PARTITION BY RANGE (day);
+		CREATE TABLE orders_2023_12 PARTITION OF orders FOR VALUES FROM ('2023-12-01') TO ('2024-01-01');
+		CREATE TABLE orders_2024_01 PARTITION OF orders FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+		CREATE TABLE orders_2024_02 PARTITION OF orders FOR VALUES FROM ('2024-02-01') TO ('2024-03-01')
+			PARTITION BY HASH (patient_id);
+		CREATE TABLE orders_2024_02_h0 PARTITION OF orders_2024_02 FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+		CREATE TABLE orders_2024_02_h1 PARTITION OF orders_2024_02 FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+		INSERT INTO orders SELECT g, g % 300, DATE '2023-12-01' + g % 90, g % 101 FROM generate_series(1, 3000) g;
+		SELECT dp_pg.protect('orders', 'patient_id', 3, 2);
+		SELECT dp_pg.set_domain('orders', 'amount', 0, 100);
+		ALTER TABLE orders DETACH PARTITION orders_2023_12;
+	}) unless $opts{version};
 	$node->safe_psql('postgres', q{
 		SELECT dp_pg.set_budget('ana', 5, 1e-6);
 		SELECT dp_pg.set_budget('bob', 3, 1e-6);
@@ -106,6 +133,8 @@ sub life_fixture
 		SELECT dp_pg.set_budget('dave', 1, 1e-6);
 		SELECT dp_pg.set_budget('erin', 4, 1e-6);
 	});
+	$node->safe_psql('postgres', q{SELECT dp_pg.set_budget('erin', 4, 1e-6, renew => '1 year', renew_from => '2000-01-01 00:00+00')})
+	  unless $opts{version};
 	dp_as($node, 'app', 'ana', q{SELECT ward, dp_count(1, 'laplace(epsilon=0.25)') FROM visits GROUP BY ward}) for 1 .. 2;
 	dp_as($node, 'app', 'ana', q{SELECT dp_sum(age, 0, 120, 'gaussian(epsilon=0.5, delta=1e-8)') FROM people});
 	dp_as($node, 'app', 'bob', q{SELECT dp_count(1, 'laplace(epsilon=0.5)') FROM people}) for 1 .. 2;
@@ -129,20 +158,34 @@ sub life_fixture
 }
 
 # The state, by names only: one line per budget, ledger row, refusal,
-# protection, public key list, domain, membership and analysts' grant.
+# protection, public key list, domain, membership and analysts' grant, and on
+# the 0.2.0 catalog per table budget and table bound to one (v1 => 1: only
+# what the 0.1.0 catalog can show).
 sub life_state
 {
-	my ($node, $appdb) = @_;
+	my ($node, $appdb, %opts) = @_;
 	$appdb //= 'app';
-	my $ledger = $node->safe_psql('postgres', q{
+	# the 0.2.0 catalog: table budgets, windows (v1 => 1: what 0.1.0's catalog shows)
+	my $v2 = !$opts{v1} &&
+	  $node->safe_psql('postgres', q{SELECT to_regclass('dp_pg.table_budget_limits') IS NOT NULL}) eq 't';
+	my $renew = $v2 ? q{, 'renew', renew, window_start, 'lifetime', round(lifetime_epsilon::numeric, 9), lifetime_charges} : '';
+	my $table_rows = $v2 ? q{,
+				'table ' || (SELECT l.table_name FROM dp_pg.table_budget_limits l WHERE l.budget = table_budget)} : '';
+	my $table_budgets = $v2 ? q{
+			UNION ALL
+			SELECT concat_ws(' ', 'table_budget', database, table_name, 'limits', epsilon_limit, delta_limit, rho_limit,
+				'renew', renew, window_start, 'spent', round(epsilon_spent::numeric, 9), delta_spent, 'charges', charges,
+				'lifetime', round(lifetime_epsilon::numeric, 9), lifetime_charges)
+			FROM dp_pg.table_budget_rows()} : '';
+	my $ledger = $node->safe_psql('postgres', qq{
 		SELECT string_agg(line, E'\n' ORDER BY line) FROM (
 			SELECT concat_ws(' ', 'budget', role::regrole, 'limits', epsilon_limit, delta_limit, rho_limit,
 				'caps', max_epsilon_per_query, max_delta_per_query, 'spent', round(epsilon_spent::numeric, 9),
-				delta_spent, rho_spent, 'charges', charges) AS line
-			FROM dp_pg.budget_rows()	-- (exact; dp_pg.budgets shows six significant digits)
+				delta_spent, rho_spent, 'charges', charges$renew) AS line
+			FROM dp_pg.budget_rows()$table_budgets	-- (exact; dp_pg.budgets shows six significant digits)
 			UNION ALL
 			SELECT concat_ws(' ', 'ledger', id,
-				coalesce(role::regrole::text, 'dropped ' || coalesce(detail->>'dropped_role', detail->>'dropped_role_oid')),
+				coalesce(role::regrole::text, 'dropped ' || coalesce(detail->>'dropped_role', detail->>'dropped_role_oid')$table_rows),
 				kind, charged_at, 'by', coalesce(requested_by::regrole::text,
 					'dropped ' || coalesce(detail->>'dropped_requested_by', detail->>'dropped_requested_by_oid')),
 				epsilon, delta, rho, md5(coalesce(query, '')))
@@ -155,7 +198,14 @@ sub life_state
 			UNION ALL
 			SELECT concat_ws(' ', 'member', rolname, pg_has_role(rolname, 'dp_pg_analyst', 'MEMBER'))
 			FROM pg_roles WHERE rolname IN ('ana', 'bob', 'carl', 'erin2', 'team', 'zed')) s});
-	my $app = $node->safe_psql($appdb, q{
+	# which table budget each protected table of the database is bound to, by names
+	my $bound = !$opts{v1} && $node->safe_psql($appdb, q{SELECT count(*) FROM pg_attribute
+		WHERE attrelid = 'dp_pg.protected_tables'::regclass AND attname = 'table_budget'}) eq '1' ? q{
+			UNION ALL
+			SELECT concat_ws(' ', 'bound', p.relid::regclass, t.database, t.table_name, t.epsilon_limit, 'charges',
+				t.charges, t.lifetime_charges)
+			FROM dp_pg.protected_tables p JOIN dp_pg.table_budgets t ON t.budget = p.table_budget} : '';
+	my $app = $node->safe_psql($appdb, qq{
 		SELECT string_agg(line, E'\n' ORDER BY line) FROM (
 			SELECT concat_ws(' ', 'protected', relid::regclass, privacy_unit, max_groups_contributed, max_rows_per_unit) AS line
 			FROM dp_pg.protected_tables
@@ -166,7 +216,13 @@ sub life_state
 			UNION ALL
 			SELECT concat_ws(' ', 'table', relname, relrowsecurity, has_table_privilege('dp_pg_analyst', c.oid, 'SELECT'),
 				(SELECT string_agg(polname, ',' ORDER BY polname) FROM pg_policy WHERE polrelid = c.oid))
-			FROM pg_class c WHERE relname IN ('visits', 'people', 'wards') AND relkind = 'r') s});
+			FROM pg_class c WHERE relname IN ('visits', 'people', 'wards', 'orders', 'orders_2023_12')
+			  AND relkind IN ('r', 'p') AND relnamespace = 'public'::regnamespace
+			UNION ALL
+			SELECT concat_ws(' ', 'partition', i.inhparent::regclass, i.inhrelid::regclass, pg_get_expr(c.relpartbound, c.oid))
+			FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+			WHERE i.inhparent IN (SELECT oid FROM pg_class WHERE relname IN ('orders', 'orders_2024_02')
+			                      AND relnamespace = 'public'::regnamespace)$bound) s});
 	return "$ledger\n$app";
 }
 

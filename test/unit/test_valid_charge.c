@@ -24,6 +24,7 @@ gauss_cost(double eps, double delta)
 	DpCost		c;
 	double		sigma = dp_gauss_sigma_analytic(1.0, eps, delta);
 
+	dp_cost_zero(&c);			/* rdp_delta, rdp_mark: an exact curve */
 	c.epsilon = eps;
 	c.delta = delta;
 	c.rho = 1.0 / (2.0 * sigma * sigma);

@@ -96,6 +96,20 @@ ask("cumulative_by_month_2025", orders %>% filter(order_date >= as.Date("2025-01
 ask("by_category_left_join", orders %>% left_join(products, by = "product_id") %>% count(category))
 ask("by_segment_join", orders %>% inner_join(customers, by = c("customer_id", "region")) %>%
   group_by(segment) %>% summarise(revenue = sum(amount, na.rm = TRUE)))
+# questions about customers, not rows: aggregates over per-customer aggregates
+# (the privacy unit customer_id: each customer's value clamped to its domain)
+ask("orders_per_customer", orders %>% group_by(customer_id) %>% summarise(n = n()) %>%
+  summarise(mean_orders = mean(n, na.rm = TRUE)))
+ask("customers_by_order_count", orders %>% count(customer_id) %>% count(n))
+ask("median_revenue_per_customer", orders %>% group_by(customer_id) %>%
+  summarise(revenue = sum(amount, na.rm = TRUE)) %>% summarise(median = median(revenue, na.rm = TRUE)))
+ask("repeat_customer_share", orders %>% filter(status == "returned") %>% group_by(customer_id) %>%
+  summarise(n = n()) %>% summarise(repeat_share = mean(ifelse(n > 1, 1, 0), na.rm = TRUE)))
+ask("customers_with_many_orders", orders %>% group_by(customer_id) %>% summarise(n = n()) %>%
+  filter(n >= 5) %>% summarise(customers = n()))
+ask("orders_per_customer_by_region", orders %>% group_by(customer_id, region) %>% summarise(n = n(), .groups = "drop") %>%
+  group_by(region) %>% summarise(mean_orders = mean(n, na.rm = TRUE)))
+ask("distinct_products", orders %>% summarise(products = n_distinct(product_id)))
 ask("head_rows", orders %>% head(10))
 ask("distinct_status", orders %>% distinct(status))
 ask("customers_by_segment", customers %>% count(segment))

@@ -67,6 +67,11 @@ const QUERIES = [
   ['slid_by_language', 'run: slid -> { group_by: language; aggregate: people }'],
   ['slid_age_bins', 'run: slid -> { group_by: age_band is floor(age / 10) * 10; aggregate: people }'],
   ['slid_young_wages', 'run: slid -> { where: age < 30; aggregate: avg_wages }'],
+  // questions about customers, not rows: a pipeline over a per-customer stage
+  ['orders_per_customer', 'run: orders -> { group_by: customer_id; aggregate: n is count() } -> { aggregate: avg_orders is n.avg() }'],
+  ['customers_by_order_count', 'run: orders -> { group_by: customer_id; aggregate: n is count() } -> { group_by: n; aggregate: customers is count() }'],
+  ['revenue_per_customer', 'run: orders -> { group_by: customer_id; aggregate: revenue } -> { aggregate: avg_revenue is revenue.avg(), top is revenue.max() }'],
+  ['distinct_products', 'run: orders -> { aggregate: products is count(product_id) }'],
   ['order_count_again', 'run: orders -> { aggregate: order_count }'],
 ];
 

@@ -143,6 +143,17 @@ def questions():
     q.append(("slid_median_wages", select(literal_column("percentile_cont(0.5) WITHIN GROUP (ORDER BY wages)")
                                           .label("median")).select_from(slid)))
     q.append(("slid_samples", select(literal_column("*")).select_from(slid).limit(100)))
+    # questions about customers, not rows, in SQLAlchemy Core: aggregates over a
+    # per-customer subquery (the privacy unit customer_id)
+    per_customer = select(column("customer_id"), func.count().label("n"), func.sum(column("amount")).label("revenue")) \
+        .select_from(orders).group_by(column("customer_id")).subquery("per_customer")
+    q.append(("orders_per_customer", select(func.avg(per_customer.c.n).label("avg_orders"))))
+    q.append(("customers_by_order_count", select(per_customer.c.n, func.count().label("customers"))
+              .group_by(per_customer.c.n).order_by(per_customer.c.n)))
+    q.append(("median_revenue_per_customer", select(func.percentile_cont(0.5).within_group(per_customer.c.revenue)
+                                                    .label("median_revenue"))))
+    q.append(("distinct_products", select(func.count(column("product_id").distinct()).label("products"))
+              .select_from(orders)))
     return q
 
 
