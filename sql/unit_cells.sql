@@ -9,7 +9,9 @@
 --    (dp_pg.debug_unit_cells = window) where no unit has more than g cells,
 --    for every dp aggregate and cell kind, NULL units and keys, two keys,
 --    bound parameters, and with the hash aggregation spilled to disk
---    (work_mem = 64kB);
+--    (work_mem = 64kB); bounded sums (clamped and counted in C) on NaN,
+--    infinities, -0, NULL and every integer width, serial, spilled and in
+--    parallel;
 -- 3. exactness where units lose cells: units of 3 cells with 1, 2 and 3 rows
 --    (rows interleaved over the table): every kept cell keeps all its rows
 --    (a key's total is a multiple of its cell size) and each unit keeps
@@ -45,15 +47,24 @@ BEGIN
 	END LOOP;
 	RETURN p;
 END $$;
+-- the rows of q as text, every column (to_jsonb keeps one of equal names)
+CREATE FUNCTION uc_test.rows(q text, p1 float8 DEFAULT NULL, p2 float8 DEFAULT NULL)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+	FOR r IN EXECUTE q USING p1, p2 LOOP
+		RETURN NEXT r::text;
+	END LOOP;
+END $$;
 -- the rows of q under both forms: the same multiset?
 CREATE FUNCTION uc_test.same(q text, p1 float8 DEFAULT NULL, p2 float8 DEFAULT NULL,
 	OUT same boolean, OUT nrows bigint) LANGUAGE plpgsql AS $$
-DECLARE a jsonb[]; b jsonb[];
+DECLARE a text[]; b text[];
 BEGIN
 	SET LOCAL dp_pg.debug_unit_cells = 'on';
-	SELECT array_agg(j ORDER BY j::text) INTO a FROM uc_test.run(q, p1, p2) j;
+	SELECT array_agg(j ORDER BY j) INTO a FROM uc_test.rows(q, p1, p2) j;
 	SET LOCAL dp_pg.debug_unit_cells = 'window';
-	SELECT array_agg(j ORDER BY j::text) INTO b FROM uc_test.run(q, p1, p2) j;
+	SELECT array_agg(j ORDER BY j) INTO b FROM uc_test.rows(q, p1, p2) j;
 	same := a IS NOT DISTINCT FROM b;
 	nrows := coalesce(cardinality(a), 0);
 END $$;
@@ -88,9 +99,9 @@ FROM uc_test.plan($q$SELECT region, dp_sum(nm, 0, 100, 'laplace(epsilon=1)') FRO
 SELECT position('unit_cells' IN p) = 0 AS no_cells, position('WindowAgg' IN p) = 0 AS no_window
 FROM uc_test.plan($q$SELECT dp_count(*) FROM ev$q$) p;
 
--- more accumulators (33 here: 32 float sums and the count of their values k,
--- each with its NaN FILTER) or arguments (more than 100: 55 sums) than
--- dp_pg.unit_cells takes: the window form, no error
+-- more arguments than dp_pg.unit_cells takes (100: a float sum is one
+-- accumulator of three arguments, x and its bounds, so 31 sums take 98 and
+-- 32 take 101; 55 sums): the window form, no error
 CREATE FUNCTION uc_test.many_sums(n int) RETURNS text LANGUAGE sql AS $$
 	SELECT 'SELECT region, ' || string_agg(format('dp_sum(amount, 0, %s, ''laplace(epsilon=1)'')', i), ', ')
 	       || ' FROM ev GROUP BY region' FROM generate_series(1, n) i $$;
@@ -112,6 +123,53 @@ SELECT * FROM uc_test.same($q$SELECT tag, dp_count(*) FROM ev WHERE amount < 80 
 -- bound parameters in a bound and in WHERE
 SELECT * FROM uc_test.same($q$SELECT region, dp_sum(amount, 0.0, $1, 'laplace(epsilon=1)'), dp_count(*)
 	FROM ev WHERE amount < $2 GROUP BY region$q$, 50, 90);
+-- bounded sums: one accumulator per sum that clamps, skips NULL and NaN and
+-- counts the unit's values in C (F, I, L in the spec); the same values as
+-- the SQL of the window form on NaN, infinities, -0, NULL, values at and
+-- beyond the bounds, int2, int4 and int8, FILTERs and a domain below 0.
+-- 1800 units, each with rows in the 3 regions (g = 3 keeps every cell), r = 4
+-- or more rows per cell (the clamp to [k lo, k hi] acts)
+CREATE TABLE uc_test.edge AS
+SELECT i % 1800 AS pid, (i / 1800) % 3 AS region,
+       (ARRAY['NaN', 'Infinity', '-Infinity', '-0', '0', '1e300', '-1e300', '5', '100', '100.5', '-3', NULL]::float8[])
+       [1 + (i * 7) % 12] AS f,
+       CASE WHEN i % 11 = 0 THEN NULL ELSE ((i * 13) % 61 - 20) END::int2 AS x2,
+       CASE WHEN i % 7 = 0 THEN NULL ELSE ((i * 17) % 3001 - 1000) END::int4 AS x4,
+       CASE WHEN i % 5 = 0 THEN NULL ELSE ((i * 19) % 3001 - 1000)::int8 * 100000000000 END AS x8
+FROM generate_series(1, 21600) i;
+SELECT dp_pg.protect('uc_test.edge', 'pid', max_groups_contributed => 3, max_rows_per_unit => 4);
+SELECT position(':k0,F?I?IL?F' IN p) > 0 AS clamped_sums, position('WindowAgg' IN p) = 0 AS no_window
+FROM uc_test.plan($q$SELECT region, dp_sum(f, 0, 100, 'laplace(epsilon=1)') FILTER (WHERE x4 > 0),
+	dp_sum(x2, -5, 30, 'laplace(epsilon=1)') FILTER (WHERE f > 1), dp_sum(x4, 10, 900, 'laplace(epsilon=1)'),
+	dp_sum(x8, -100000000000000, -1000, 'laplace(epsilon=1)') FILTER (WHERE x2 IS NULL),
+	dp_sum(f, -1e299, -1, 'laplace(epsilon=1)') FROM edge GROUP BY region$q$) p;
+SELECT * FROM uc_test.same($q$SELECT region, dp_sum(f, 0, 100, 'laplace(epsilon=1)') FILTER (WHERE x4 > 0),
+	dp_sum(x2, -5, 30, 'laplace(epsilon=1)') FILTER (WHERE f > 1), dp_sum(x4, 10, 900, 'laplace(epsilon=1)'),
+	dp_sum(x8, -100000000000000, -1000, 'laplace(epsilon=1)') FILTER (WHERE x2 IS NULL),
+	dp_sum(f, -1e299, -1, 'laplace(epsilon=1)'), dp_sum(f, 0, 5, 'laplace(epsilon=1)'),
+	dp_avg(f, 0, 100, 'laplace(epsilon=1)'), dp_count(f, 'laplace(epsilon=1)') FROM edge GROUP BY region$q$);
+-- the bounds as parameters, spilled, and in a parallel plan (counts combined)
+SELECT * FROM uc_test.same($q$SELECT region, dp_sum(f, $1, $2, 'laplace(epsilon=1)') FROM edge GROUP BY region$q$, -2, 50);
+SET work_mem = '64kB';
+SELECT position('Disk Usage' IN p) > 0 AS spilled
+FROM uc_test.plan($q$SELECT region, dp_sum(f, 0, 100, 'laplace(epsilon=1)'), dp_sum(x4, -1000, 0, 'laplace(epsilon=1)')
+	FROM edge GROUP BY region$q$, 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') p;
+SELECT * FROM uc_test.same($q$SELECT region, dp_sum(f, 0, 100, 'laplace(epsilon=1)'), dp_sum(x4, -1000, 0, 'laplace(epsilon=1)')
+	FROM edge GROUP BY region$q$);
+RESET work_mem;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT position('Partial' IN p) > 0 AS partial_states
+FROM uc_test.plan($q$SELECT region, dp_sum(f, 0, 100, 'laplace(epsilon=1)'), dp_sum(x8, 0, 100000000000000, 'laplace(epsilon=1)')
+	FROM edge GROUP BY region$q$) p;
+SELECT * FROM uc_test.same($q$SELECT region, dp_sum(f, 0, 100, 'laplace(epsilon=1)'),
+	dp_sum(x8, 0, 100000000000000, 'laplace(epsilon=1)'), dp_sum(x2, 1, 40, 'laplace(epsilon=1)') FROM edge GROUP BY region$q$);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
 -- the per-unit hash aggregation spilled to disk
 SET work_mem = '64kB';
 SELECT * FROM uc_test.same($q$SELECT region, tag, dp_count(*), dp_sum(amount, 0.0, 100.0, 'laplace(epsilon=1)') FROM ev GROUP BY region, tag$q$);
@@ -196,18 +254,18 @@ SELECT bool_and(CASE j->>'cell' WHEN 'a' THEN true WHEN 'b' THEN (j->>'dp_count'
 FROM uc_test.run($q$SELECT cell, dp_count(*) FROM three GROUP BY cell$q$) j;
 SET dp_pg.partition_mechanism = 'gaussian(epsilon=100, delta=0.01)';
 CREATE TABLE uc_test.serial_ev AS
-SELECT j FROM uc_test.run($q$SELECT region, tag, dp_count(*), dp_sum(x4, -10, 1000, 'laplace(epsilon=1)'),
+SELECT j FROM uc_test.rows($q$SELECT region, tag, dp_count(*), dp_sum(x4, -10, 1000, 'laplace(epsilon=1)'),
 	dp_sum(x8, -10000000000000, 1000000000000000, 'laplace(epsilon=1)'), dp_count(tag, 'laplace(epsilon=1)')
 	FROM ev GROUP BY region, tag$q$) j LIMIT 0;
 SET max_parallel_workers_per_gather = 0;
 INSERT INTO uc_test.serial_ev
-SELECT j FROM uc_test.run($q$SELECT region, tag, dp_count(*), dp_sum(x4, -10, 1000, 'laplace(epsilon=1)'),
+SELECT j FROM uc_test.rows($q$SELECT region, tag, dp_count(*), dp_sum(x4, -10, 1000, 'laplace(epsilon=1)'),
 	dp_sum(x8, -10000000000000, 1000000000000000, 'laplace(epsilon=1)'), dp_count(tag, 'laplace(epsilon=1)')
 	FROM ev GROUP BY region, tag$q$) j;
 SET max_parallel_workers_per_gather = 2;
 SELECT count(*) AS cells, count(*) = (SELECT count(*) FROM uc_test.serial_ev) AS same_count,
        bool_and(EXISTS (SELECT FROM uc_test.serial_ev s WHERE s.j = p.j)) AS parallel_equals_serial
-FROM uc_test.run($q$SELECT region, tag, dp_count(*), dp_sum(x4, -10, 1000, 'laplace(epsilon=1)'),
+FROM uc_test.rows($q$SELECT region, tag, dp_count(*), dp_sum(x4, -10, 1000, 'laplace(epsilon=1)'),
 	dp_sum(x8, -10000000000000, 1000000000000000, 'laplace(epsilon=1)'), dp_count(tag, 'laplace(epsilon=1)')
 	FROM ev GROUP BY region, tag$q$) p(j);
 RESET dp_pg.partition_mechanism;
@@ -243,6 +301,7 @@ SELECT count(*) FROM (SELECT dp_pg.unit_cells(NULL::internal, '2:k0,c', 1, pid, 
 
 RESET dp_pg.debug_noiseless;
 SELECT dp_pg.unprotect('uc_test.pk') IS NOT NULL AS pk_unprotected;
+SELECT dp_pg.unprotect('uc_test.edge') IS NOT NULL AS edge_unprotected;
 SELECT dp_pg.unprotect('uc_test.ev'), dp_pg.unprotect('uc_test.three'), dp_pg.unprotect('uc_test.three1'),
        dp_pg.unprotect('uc_test.uni'), dp_pg.unprotect('uc_test.one');
 DROP SCHEMA uc_test CASCADE;

@@ -58,7 +58,8 @@
 #include "core/random.h"
 
 #define DP_UNIT_CELLS_MAGIC 0x44505543	/* "DPUC" */
-#define DP_UNIT_MAX_FIELDS 64
+#define DP_UNIT_MAX_ACCS 32		/* accumulators of one call */
+#define DP_UNIT_MAX_FIELDS (INDEX_MAX_KEYS + 2 * DP_UNIT_MAX_ACCS)	/* keys and accumulators' fields */
 
 typedef enum DpAccKind
 {
@@ -67,8 +68,30 @@ typedef enum DpAccKind
 	DP_ACC_FSUM = 'f',			/* unit_float_sum(float8): (x, filter) */
 	DP_ACC_ISUM = 'i',			/* sum(int2 / int4) -> int8: (x, filter) */
 	DP_ACC_LSUM = 'l',			/* sum(int8) -> numeric: (x, filter) */
-	DP_ACC_FMIN = 'm'			/* min(float8): (x, filter) */
+	DP_ACC_FMIN = 'm',			/* min(float8): (x, filter) */
+
+	/*
+	 * A bounded sum's two inner aggregates in one (guard/units.c): the sum
+	 * of least(greatest(x, lo), hi) over the values x that are not NULL (nor
+	 * NaN), and how many they are — two fields, the sum as 'f' / 'i' / 'l'
+	 * gives it and the count as count(x).  Args (x, lo, hi, filter).  The
+	 * clamp is GREATEST's and LEAST's (the type's btree order, a NULL bound
+	 * skipped), so the fields equal those of
+	 *   sum(least(greatest(x, lo), hi)) FILTER (WHERE f AND x <> 'NaN'),
+	 *   count(x) FILTER (WHERE f AND x <> 'NaN')   (x IS NOT NULL for integers)
+	 * without evaluating the clamp, the NaN test, x and f twice per row.
+	 * The count is kept in 32 bits, saturating: it is only ever read as
+	 * least(count, r), r <= DP_MAX_UNIT_ROWS < 2^32 - 1, which saturation
+	 * leaves exact; it lives in the cell's padding, so that a cell of one
+	 * key and one such sum takes 24 bytes, as a plain sum's.
+	 */
+	DP_ACC_FCLAMP = 'F',		/* float8 */
+	DP_ACC_ICLAMP = 'I',		/* int2 / int4, summed as int8 */
+	DP_ACC_LCLAMP = 'L'			/* int8, summed as numeric */
 } DpAccKind;
+
+#define DpAccIsClamp(k) ((k) == DP_ACC_FCLAMP || (k) == DP_ACC_ICLAMP || (k) == DP_ACC_LCLAMP)
+#define DpAccIsWide(k) ((k) == DP_ACC_ISUM || (k) == DP_ACC_LSUM || (k) == DP_ACC_ICLAMP || (k) == DP_ACC_LCLAMP)
 
 /* A key column of the cells. */
 typedef struct DpCellKey
@@ -92,7 +115,10 @@ typedef struct DpCellAcc
 	char		kind;
 	bool		int2;			/* sum of int2 (else int4) */
 	int			argno;			/* x (none for count(*)) */
+	int			lo_argno;		/* clamped sums: the bounds */
+	int			hi_argno;
 	int			filter_argno;	/* its FILTER, or -1 (none) */
+	int			count_slot;		/* clamped sums: their count's place in the cell */
 } DpCellAcc;
 
 /* What one call site's cells look like, and its seed: per execution. */
@@ -103,13 +129,19 @@ typedef struct DpCellShape
 	int			nkeys;
 	int			naccs;
 	DpCellKey	keys[INDEX_MAX_KEYS];
-	DpCellAcc	accs[DP_UNIT_MAX_FIELDS];
+	DpCellAcc	accs[DP_UNIT_MAX_ACCS];
 	FmgrInfo	unit_hash;
 	Oid			unit_collation;
 	uint64		seed;
 	bool		broken;			/* test builds: priorities of the keys alone */
+	int			nfields;		/* fields of the accumulators (2 for a clamped sum) */
+	int8		field_acc[DP_UNIT_MAX_FIELDS];	/* per field: its accumulator */
+	bool		field_count[DP_UNIT_MAX_FIELDS];	/* ... and whether it is a clamped sum's count */
+	int			ncounts;		/* 32-bit counts of the clamped sums */
+	Size		count_start;	/* offset of the counts in a cell */
+	Size		state_start;	/* offset of what a partial state carries besides the keys */
 	Size		acc_start;		/* offset of the accumulators in a cell */
-	Size		acc_off[DP_UNIT_MAX_FIELDS];	/* each one's, from acc_start */
+	Size		acc_off[DP_UNIT_MAX_ACCS];	/* each one's, from acc_start */
 	Size		accbytes;		/* all of them */
 	Size		cellsize;
 } DpCellShape;
@@ -146,11 +178,11 @@ DpAccAddInt(DpAcc *a, int64 x)
 
 /*
  * One kept cell, shape->cellsize bytes: Datum keys[nkeys]; bool nulls[nkeys],
- * any[naccs] (padded); the accumulators.  No priority is stored: it is
- * recomputed from the unit's hash and the keys when a full unit meets a new
- * cell (a unit with more than g cells), which keeps the per-unit state small
- * — what decides how many units fit in work_mem before hash aggregation
- * spills.
+ * any[naccs]; uint32 counts[ncounts] (4-aligned); padding; the accumulators.
+ * No priority is stored: it is recomputed from the unit's hash and the keys
+ * when a full unit meets a new cell (a unit with more than g cells), which
+ * keeps the per-unit state small — what decides how many units fit in
+ * work_mem before hash aggregation spills.
  */
 typedef char DpCell;
 
@@ -196,12 +228,6 @@ DpCellNulls(DpCell *c, const DpCellShape *sh)
 	return (bool *) (c + sizeof(Datum) * sh->nkeys);
 }
 
-static inline char *
-DpCellAccBytes(DpCell *c, const DpCellShape *sh)
-{
-	return c + sh->acc_start;
-}
-
 static inline DpAcc *
 DpCellAccAt(DpCell *c, const DpCellShape *sh, int i)
 {
@@ -215,18 +241,70 @@ DpCellAny(DpCell *c, const DpCellShape *sh)
 	return (bool *) (c + sizeof(Datum) * sh->nkeys + sh->nkeys);
 }
 
-/* The layout of a cell of the shape (its keys and accumulators set). */
+/* A clamped sum's count of values (32 bits, saturating: see DP_ACC_FCLAMP). */
+static inline uint32 *
+DpCellCount(DpCell *c, const DpCellShape *sh, const DpCellAcc *a)
+{
+	return (uint32 *) (c + sh->count_start) + a->count_slot;
+}
+
+static inline void
+DpCountAdd(uint32 *n, uint32 add)
+{
+	*n = (*n > PG_UINT32_MAX - add) ? PG_UINT32_MAX : *n + add;
+}
+
+/*
+ * The layout of a cell of the shape (its keys and accumulators' kinds set),
+ * and which accumulator each field reads.  ERROR for an unknown kind or too
+ * many fields (a malformed spec or partial state).
+ */
 static void
 DpShapeLayout(DpCellShape *sh)
 {
 	Size		off = 0;
 
 	sh->magic = DP_UNIT_CELLS_MAGIC;
-	sh->acc_start = MAXALIGN(sizeof(Datum) * sh->nkeys + sh->nkeys + sh->naccs);
+	sh->nfields = 0;
+	sh->ncounts = 0;
+	for (int i = 0; i < sh->naccs; i++)
+	{
+		DpCellAcc  *a = &sh->accs[i];
+		int			nf = DpAccIsClamp(a->kind) ? 2 : 1;
+
+		switch (a->kind)
+		{
+			case DP_ACC_COUNT_STAR:
+			case DP_ACC_COUNT:
+			case DP_ACC_FSUM:
+			case DP_ACC_ISUM:
+			case DP_ACC_LSUM:
+			case DP_ACC_FMIN:
+			case DP_ACC_FCLAMP:
+			case DP_ACC_ICLAMP:
+			case DP_ACC_LCLAMP:
+				break;
+			default:
+				elog(ERROR, "dp_pg.unit_cells: unknown accumulator");
+		}
+		if (sh->nkeys + sh->nfields + nf > DP_UNIT_MAX_FIELDS)
+			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							errmsg("dp_pg.unit_cells: too many fields")));
+		for (int f = 0; f < nf; f++)
+		{
+			sh->field_acc[sh->nfields] = (int8) i;
+			sh->field_count[sh->nfields] = f == 1;
+			sh->nfields++;
+		}
+		a->count_slot = DpAccIsClamp(a->kind) ? sh->ncounts++ : -1;
+	}
+	sh->state_start = sizeof(Datum) * sh->nkeys + sh->nkeys;
+	sh->count_start = TYPEALIGN(sizeof(uint32), sh->state_start + sh->naccs);
+	sh->acc_start = MAXALIGN(sh->count_start + sizeof(uint32) * sh->ncounts);
 	for (int i = 0; i < sh->naccs; i++)
 	{
 		sh->acc_off[i] = off;
-		off += (sh->accs[i].kind == DP_ACC_ISUM || sh->accs[i].kind == DP_ACC_LSUM) ? sizeof(DpAcc) : sizeof(int64);
+		off += DpAccIsWide(sh->accs[i].kind) ? sizeof(DpAcc) : sizeof(int64);
 	}
 	sh->accbytes = off;
 	sh->cellsize = MAXALIGN(sh->acc_start + off);
@@ -288,15 +366,26 @@ DpSetupKey(DpCellKey *k, Oid type, Oid collation, MemoryContext mcxt)
 	fmgr_info_copy(&k->hash, &tc->hash_extended_proc_finfo, mcxt);
 }
 
+/*
+ * The order the declared public keys are sorted and searched in: the type's,
+ * or for a type whose equality is the Datum's (DpBitwiseEqualType) the
+ * Datums' own, which finds the same keys without a function call.
+ */
+static inline int
+DpAllowedOrder(const DpCellKey *k, Datum a, Datum b)
+{
+	if (k->bitwise)
+		return a < b ? -1 : a > b ? 1 : 0;
+	return DatumGetInt32(FunctionCall2Coll((FmgrInfo *) &k->cmp, k->collation, a, b));
+}
+
 static int
 DpAllowedCompare(const void *a, const void *b, void *arg)
 {
-	DpCellKey  *k = (DpCellKey *) arg;
-
-	return DatumGetInt32(FunctionCall2Coll(&k->cmp, k->collation, *(const Datum *) a, *(const Datum *) b));
+	return DpAllowedOrder((DpCellKey *) arg, *(const Datum *) a, *(const Datum *) b);
 }
 
-/* A key's declared public keys, sorted by its order, copied into mcxt. */
+/* A key's declared public keys, sorted (DpAllowedOrder), copied into mcxt. */
 static void
 DpSetupAllowed(DpCellKey *k, ArrayType *arr, MemoryContext mcxt)
 {
@@ -332,7 +421,7 @@ DpKeyAllowed(DpCellKey *k, Datum v, bool isnull)
 	while (lo <= hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		int32		c = DatumGetInt32(FunctionCall2Coll(&k->cmp, k->collation, v, k->allowed[mid]));
+		int			c = DpAllowedOrder(k, v, k->allowed[mid]);
 
 		if (c == 0)
 			return true;
@@ -350,8 +439,8 @@ DpKeyAllowed(DpCellKey *k, Datum v, bool isnull)
  * declared public keys follow it as an array), then one letter per
  * accumulator, followed by "?" when it has a FILTER argument.  Arguments:
  * state, dummy, spec, seed, the unit, the keys (each with its public keys
- * after it, with "="), then per accumulator its value (not for c) and its
- * filter (with "?").  The fewer the arguments, the
+ * after it, with "="), then per accumulator its value (not for c), its
+ * bounds (F, I, L) and its filter (with "?").  The fewer the arguments, the
  * less PostgreSQL does per row.
  */
 static DpCellShape *
@@ -428,12 +517,13 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 		DpCellAcc  *a;
 		Oid			want = InvalidOid;
 
-		if (sh->naccs >= DP_UNIT_MAX_FIELDS - INDEX_MAX_KEYS)
+		if (sh->naccs >= DP_UNIT_MAX_ACCS)
 			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 							errmsg("dp_pg.unit_cells: too many accumulators")));
 		a = &sh->accs[sh->naccs];
 		a->kind = *p;
 		a->filter_argno = -1;
+		a->lo_argno = a->hi_argno = -1;
 		switch (*p)
 		{
 			case DP_ACC_COUNT_STAR:
@@ -443,12 +533,15 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 				break;
 			case DP_ACC_FSUM:
 			case DP_ACC_FMIN:
+			case DP_ACC_FCLAMP:
 				want = FLOAT8OID;
 				break;
 			case DP_ACC_ISUM:
+			case DP_ACC_ICLAMP:
 				want = INT4OID;
 				break;
 			case DP_ACC_LSUM:
+			case DP_ACC_LCLAMP:
 				want = INT8OID;
 				break;
 			default:
@@ -458,22 +551,34 @@ DpCellShapeOf(FunctionCallInfo fcinfo)
 		a->argno = argno;
 		if (*p != DP_ACC_COUNT_STAR)
 		{
-			Oid			t;
+			/* x, and the bounds of a clamped sum: all of one type */
+			int			nvals = DpAccIsClamp(*p) ? 3 : 1;
 
-			if (argno >= nargs)
+			if (argno + nvals > nargs)
 				ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 								errmsg("dp_pg.unit_cells: too few arguments for spec \"%s\"", spec)));
-			t = get_fn_expr_argtype(fcinfo->flinfo, argno);
-			if (*p == DP_ACC_ISUM && t == INT2OID)
+			for (int v = 0; v < nvals; v++)
 			{
-				a->int2 = true;
-				t = INT4OID;
+				Oid			t = get_fn_expr_argtype(fcinfo->flinfo, argno + v);
+
+				if ((*p == DP_ACC_ISUM || *p == DP_ACC_ICLAMP) && t == INT2OID && (v == 0 || a->int2))
+				{
+					a->int2 = true;
+					t = INT4OID;
+				}
+				else if (v > 0 && a->int2)
+					t = InvalidOid; /* int2 x, other bounds */
+				if (OidIsValid(want) && t != want)
+					ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+									errmsg("dp_pg.unit_cells: accumulator %c takes %s, not %s", *p,
+										   format_type_be(want), format_type_be(get_fn_expr_argtype(fcinfo->flinfo, argno + v)))));
 			}
-			if (OidIsValid(want) && t != want)
-				ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-								errmsg("dp_pg.unit_cells: accumulator %c takes %s, not %s", *p,
-									   format_type_be(want), format_type_be(t))));
-			argno++;
+			if (nvals == 3)
+			{
+				a->lo_argno = argno + 1;
+				a->hi_argno = argno + 2;
+			}
+			argno += nvals;
 		}
 		/* "?": a FILTER argument follows */
 		if (p[1] == '?')
@@ -575,6 +680,56 @@ DpAccumulate(const DpCellShape *sh, DpCell *c, FunctionCallInfo fcinfo)
 			continue;
 		switch (a->kind)
 		{
+			case DP_ACC_FCLAMP:
+				{
+					/* NaN skipped (x <> 'NaN'); GREATEST, then LEAST, in float8's btree order */
+					float8		x = PG_GETARG_FLOAT8(a->argno);
+
+					if (isnan(x))
+						continue;
+					if (!PG_ARGISNULL(a->lo_argno) && float8_lt(x, PG_GETARG_FLOAT8(a->lo_argno)))
+						x = PG_GETARG_FLOAT8(a->lo_argno);
+					if (!PG_ARGISNULL(a->hi_argno) && float8_gt(x, PG_GETARG_FLOAT8(a->hi_argno)))
+						x = PG_GETARG_FLOAT8(a->hi_argno);
+					/* IEEE addition as dp_pg.unit_float_sum: no overflow ERROR */
+					acc->u.f = any[i] ? acc->u.f + x : x;
+					DpCountAdd(DpCellCount(c, sh, a), 1);
+				}
+				break;
+			case DP_ACC_ICLAMP:
+				{
+					int32		x = a->int2 ? PG_GETARG_INT16(a->argno) : PG_GETARG_INT32(a->argno);
+
+					if (!PG_ARGISNULL(a->lo_argno))
+					{
+						int32		lo = a->int2 ? PG_GETARG_INT16(a->lo_argno) : PG_GETARG_INT32(a->lo_argno);
+
+						if (x < lo)
+							x = lo;
+					}
+					if (!PG_ARGISNULL(a->hi_argno))
+					{
+						int32		hi = a->int2 ? PG_GETARG_INT16(a->hi_argno) : PG_GETARG_INT32(a->hi_argno);
+
+						if (x > hi)
+							x = hi;
+					}
+					DpAccAddInt(acc, x);
+					DpCountAdd(DpCellCount(c, sh, a), 1);
+				}
+				break;
+			case DP_ACC_LCLAMP:
+				{
+					int64		x = PG_GETARG_INT64(a->argno);
+
+					if (!PG_ARGISNULL(a->lo_argno) && x < PG_GETARG_INT64(a->lo_argno))
+						x = PG_GETARG_INT64(a->lo_argno);
+					if (!PG_ARGISNULL(a->hi_argno) && x > PG_GETARG_INT64(a->hi_argno))
+						x = PG_GETARG_INT64(a->hi_argno);
+					DpAccAddInt(acc, x);
+					DpCountAdd(DpCellCount(c, sh, a), 1);
+				}
+				break;
 			case DP_ACC_COUNT:
 				acc->u.n++;
 				break;
@@ -745,21 +900,33 @@ PG_FUNCTION_INFO_V1(dp_unit_cells_trans);
 Datum
 dp_unit_cells_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcxt;
 	DpUnitCells *st;
 	DpCellShape *sh;
 	DpCell	   *c;
 	Datum		keys[INDEX_MAX_KEYS];
 	bool		nulls[INDEX_MAX_KEYS];
 
-	if (!AggCheckCallContext(fcinfo, &aggcxt))
-		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						errmsg("dp_pg.unit_cells_trans called in non-aggregate context")));
-	sh = DpCellShapeOf(fcinfo);
 	if (PG_ARGISNULL(0))
+	{
+		/*
+		 * A unit's first row.  Only an aggregate's state is a non-NULL
+		 * internal argument (SQL cannot make one), so the context is checked
+		 * here, once per unit; the state's chunk is in the aggregate's
+		 * context, where its keys are copied too (DpOfferCell).
+		 */
+		MemoryContext aggcxt;
+
+		if (!AggCheckCallContext(fcinfo, &aggcxt))
+			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							errmsg("dp_pg.unit_cells_trans called in non-aggregate context")));
+		sh = DpCellShapeOf(fcinfo);
 		st = DpUnitCellsNew(sh, aggcxt, DpUnitHash(sh, fcinfo));
+	}
 	else
+	{
 		st = (DpUnitCells *) PG_GETARG_POINTER(0);
+		sh = st->shape;
+	}
 
 	for (int i = 0; i < sh->nkeys; i++)
 	{
@@ -773,7 +940,7 @@ dp_unit_cells_trans(PG_FUNCTION_ARGS)
 		for (int i = 0; i < sh->nkeys; i++)
 			if (sh->keys[i].allowed_argno >= 0 && !DpKeyAllowed(&sh->keys[i], keys[i], nulls[i]))
 				PG_RETURN_POINTER(st);	/* an undeclared key: the row takes no cell */
-		c = DpOfferCell(&st, keys, nulls, aggcxt);
+		c = DpOfferCell(&st, keys, nulls, GetMemoryChunkContext(st));
 	}
 	if (c != NULL)
 		DpAccumulate(sh, c, fcinfo);
@@ -808,6 +975,8 @@ DpMergeAccs(const DpCellShape *sh, DpCell *ca, DpCell *cb)
 				break;
 			case DP_ACC_ISUM:
 			case DP_ACC_LSUM:
+			case DP_ACC_ICLAMP:
+			case DP_ACC_LCLAMP:
 				{
 					int128		v = DpAccInt(a) + DpAccInt(b);
 
@@ -815,7 +984,13 @@ DpMergeAccs(const DpCellShape *sh, DpCell *ca, DpCell *cb)
 					a->hi = (int64) (v >> 64);
 				}
 				break;
+			case DP_ACC_FCLAMP:
+				if (bany[i])
+					a->u.f = aany[i] ? a->u.f + b->u.f : b->u.f;
+				break;
 		}
+		if (DpAccIsClamp(sh->accs[i].kind))
+			DpCountAdd(DpCellCount(ca, sh, &sh->accs[i]), *DpCellCount(cb, sh, &sh->accs[i]));
 		aany[i] = aany[i] || bany[i];
 	}
 }
@@ -863,8 +1038,9 @@ dp_unit_cells_combine(PG_FUNCTION_ARGS)
 /*
  * Serialized state: a header that names the shape (groups, seed, key types
  * and collations, accumulator kinds), then the unit's hash, the cells'
- * count and per cell its accumulators (as held), their any flags and its
- * keys (datumSerialize).
+ * count and per cell what it holds besides its keys (the any flags, the
+ * counts and the accumulators, padding included: a cell is zeroed when it
+ * is made) and its keys (datumSerialize).
  */
 typedef struct DpCellsWireHeader
 {
@@ -905,7 +1081,7 @@ dp_unit_cells_serialize(PG_FUNCTION_ARGS)
 	{
 		DpCell	   *c = DpCellAt(st, i);
 
-		size += sh->accbytes + sh->naccs;
+		size += sh->cellsize - sh->state_start;
 		for (int k = 0; k < sh->nkeys; k++)
 			size += datumEstimateSpace(DpCellKeys(c)[k], DpCellNulls(c, sh)[k], sh->keys[k].typbyval, sh->keys[k].typlen);
 	}
@@ -933,10 +1109,9 @@ dp_unit_cells_serialize(PG_FUNCTION_ARGS)
 	{
 		DpCell	   *c = DpCellAt(st, i);
 
-		memcpy(p, DpCellAccBytes(c, sh), sh->accbytes);
-		p += sh->accbytes;
-		memcpy(p, DpCellAny(c, sh), sh->naccs);
-		p += sh->naccs;
+		/* the any flags, the counts and the accumulators, as held */
+		memcpy(p, c + sh->state_start, sh->cellsize - sh->state_start);
+		p += sh->cellsize - sh->state_start;
 		for (int k = 0; k < sh->nkeys; k++)
 			datumSerialize(DpCellKeys(c)[k], DpCellNulls(c, sh)[k], sh->keys[k].typbyval, sh->keys[k].typlen, &p);
 	}
@@ -970,7 +1145,7 @@ dp_unit_cells_deserialize(PG_FUNCTION_ARGS)
 		elog(ERROR, "dp_pg.unit_cells: malformed partial state");
 	memcpy(&h, p, sizeof(h));
 	if (h.magic != DP_UNIT_CELLS_MAGIC || h.nkeys < 0 || h.nkeys > INDEX_MAX_KEYS || h.naccs < 0 ||
-		h.naccs > DP_UNIT_MAX_FIELDS || h.groups < 1)
+		h.naccs > DP_UNIT_MAX_ACCS || h.groups < 1)
 		elog(ERROR, "dp_pg.unit_cells: malformed partial state");
 	shape_bytes = sizeof(h) + h.nkeys * sizeof(Oid) * 2 + h.naccs * 2;
 	if (end - p < (long) (shape_bytes + sizeof(uint32) + sizeof(int32)))
@@ -1043,10 +1218,10 @@ dp_unit_cells_deserialize(PG_FUNCTION_ARGS)
 		const char *accs;
 		char	   *rp;
 
-		if (end - p < (long) (sh->accbytes + sh->naccs))
+		if (end - p < (long) (sh->cellsize - sh->state_start))
 			elog(ERROR, "dp_pg.unit_cells: malformed partial state");
 		accs = p;
-		p += sh->accbytes + sh->naccs;
+		p += sh->cellsize - sh->state_start;
 		rp = (char *) p;
 		for (int k = 0; k < sh->nkeys; k++)
 			keys[k] = datumRestore(&rp, &nulls[k]);	/* copied into aggcxt when offered */
@@ -1057,8 +1232,7 @@ dp_unit_cells_deserialize(PG_FUNCTION_ARGS)
 		c = DpOfferCell(&st, keys, nulls, CurrentMemoryContext);
 		if (c == NULL)
 			elog(ERROR, "dp_pg.unit_cells: malformed partial state");
-		memcpy(DpCellAccBytes(c, sh), accs, sh->accbytes);
-		memcpy(DpCellAny(c, sh), accs + sh->accbytes, sh->naccs);
+		memcpy(c + sh->state_start, accs, sh->cellsize - sh->state_start);
 	}
 	PG_RETURN_POINTER(st);
 }
@@ -1085,8 +1259,10 @@ DpAccValue(const DpCellAcc *a, DpAcc *acc, bool any, bool *isnull)
 	{
 		case DP_ACC_FSUM:
 		case DP_ACC_FMIN:
+		case DP_ACC_FCLAMP:
 			return Float8GetDatum(acc->u.f);
 		case DP_ACC_ISUM:
+		case DP_ACC_ICLAMP:
 			/* saturated, never an ERROR (clamped to the unit's bounds above) */
 			if (DpAccInt(acc) > PG_INT64_MAX)
 				return Int64GetDatum(PG_INT64_MAX);
@@ -1094,6 +1270,7 @@ DpAccValue(const DpCellAcc *a, DpAcc *acc, bool any, bool *isnull)
 				return Int64GetDatum(PG_INT64_MIN);
 			return Int64GetDatum((int64) DpAccInt(acc));
 		case DP_ACC_LSUM:
+		case DP_ACC_LCLAMP:
 			{
 				/* hi * 2^32 * 2^32 + lo, exactly, as numeric */
 				int128		v = DpAccInt(acc);
@@ -1136,7 +1313,8 @@ static DpUnitCells *last_field0_state = NULL;
 /*
  * dp_pg.unit_cell(cells internal, field int4, witness anyelement) RETURNS
  * SETOF anyelement: field `field` of each kept cell (0-based: the keys, then
- * the accumulators), one row per cell, in the cells' order.  Value per call.
+ * the accumulators' fields: one each, two for a clamped sum — its sum, then
+ * its count), one row per cell, in the cells' order.  Value per call.
  */
 Datum
 dp_unit_cell(PG_FUNCTION_ARGS)
@@ -1170,7 +1348,7 @@ dp_unit_cell(PG_FUNCTION_ARGS)
 		elog(ERROR, "dp_pg.unit_cell: not the state of dp_pg.unit_cells");
 	sh = st->shape;
 	field = PG_GETARG_INT32(1);
-	if (field < 0 || field >= sh->nkeys + sh->naccs)
+	if (field < 0 || field >= sh->nkeys + sh->nfields)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("dp_pg.unit_cell: no field %d", field)));
 	if (it->st != st)
@@ -1202,24 +1380,34 @@ dp_unit_cell(PG_FUNCTION_ARGS)
 		isnull = DpCellNulls(c, sh)[field];
 		v = DpCellKeys(c)[field];
 	}
+	else if (sh->field_count[field - sh->nkeys])
+	{
+		/* a clamped sum's count of values */
+		want = INT8OID;
+		isnull = false;
+		v = Int64GetDatum((int64) *DpCellCount(c, sh, &sh->accs[sh->field_acc[field - sh->nkeys]]));
+	}
 	else
 	{
-		const DpCellAcc *a = &sh->accs[field - sh->nkeys];
+		int			i = sh->field_acc[field - sh->nkeys];
+		const DpCellAcc *a = &sh->accs[i];
 
 		switch (a->kind)
 		{
 			case DP_ACC_FSUM:
 			case DP_ACC_FMIN:
+			case DP_ACC_FCLAMP:
 				want = FLOAT8OID;
 				break;
 			case DP_ACC_LSUM:
+			case DP_ACC_LCLAMP:
 				want = NUMERICOID;
 				break;
 			default:
 				want = INT8OID;
 				break;
 		}
-		v = DpAccValue(a, DpCellAccAt(c, sh, field - sh->nkeys), DpCellAny(c, sh)[field - sh->nkeys], &isnull);
+		v = DpAccValue(a, DpCellAccAt(c, sh, i), DpCellAny(c, sh)[i], &isnull);
 	}
 	if (it->have != want)
 		ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),

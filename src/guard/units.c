@@ -87,6 +87,23 @@ typedef struct DpBoundedAgg
 	Node	   *replacement;	/* the outer-level dp_pg.bounded_* call */
 } DpBoundedAgg;
 
+/*
+ * A bounded sum's inner contribution, least(greatest(sum(clamp(x, lo, hi)),
+ * k*lo), k*hi) with k = least(count(x), r): its two inner aggregates, which
+ * dp_pg.unit_cells computes as one accumulator (agg_units.c, DP_ACC_FCLAMP).
+ */
+typedef struct DpUnitSum
+{
+	AttrNumber	col;			/* the contribution's column of q1 */
+	char		acc;			/* unit_cells' letter: F, I or L */
+	Aggref	   *sum;			/* sum(least(greatest(x, lo), hi)) FILTER (f AND x <> NaN / x IS NOT NULL) */
+	Aggref	   *count;			/* count(x), the same FILTER */
+	Expr	   *x;
+	Expr	   *lo;
+	Expr	   *hi;
+	Expr	   *filter;			/* f: the user's FILTER, or NULL */
+} DpUnitSum;
+
 /* Context of the rewrite. */
 typedef struct DpUnitRewrite
 {
@@ -100,6 +117,7 @@ typedef struct DpUnitRewrite
 	AttrNumber	keycols[INDEX_MAX_KEYS];	/* their columns in q1 */
 	int32		groups;			/* g, or 1 without cells */
 	Expr	   *pubkeys_in[INDEX_MAX_KEYS];	/* key = ANY(<declared keys>) added to q1's WHERE, or NULL */
+	List	   *unit_sums;		/* DpUnitSum *: the bounded sums' contributions */
 	AttrNumber	distinct_col;	/* count(DISTINCT x): x's column in q1 (then q1's rows are (unit, cell, x)) */
 } DpUnitRewrite;
 
@@ -467,6 +485,13 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 		AttrNumber	col;
 		Oid			argtypes[5];
 		Oid			sumfn;
+		DpUnitSum  *us = palloc0(sizeof(DpUnitSum));
+
+		us->acc = t == FLOAT8OID ? 'F' : (t == INT2OID || t == INT4OID) ? 'I' : t == INT8OID ? 'L' : 0;
+		us->x = (Expr *) copyObject(x);
+		us->lo = (Expr *) copyObject(lo);
+		us->hi = (Expr *) copyObject(hi);
+		us->filter = (Expr *) copyObject(filter);
 
 		/* the unit's sum of clamped values (NULL and NaN skipped, as dp_sum does) */
 		inner = DpMinMax(IS_LEAST, t, DpMinMax(IS_GREATEST, t, x, lo), hi);
@@ -502,10 +527,9 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 		 * one with more is clamped to r values' range; a unit without a
 		 * value adds 0 (never r*lo).  |contribution| <= r*max(|lo|, |hi|).
 		 */
-		kvals = DpMinMax(IS_LEAST, INT8OID,
-						 (Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), InvalidOid,
-											   filter, false),
-						 (Expr *) DpInt8Const(r));
+		us->sum = (Aggref *) sum;
+		us->count = DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), InvalidOid, filter, false);
+		kvals = DpMinMax(IS_LEAST, INT8OID, (Expr *) us->count, (Expr *) DpInt8Const(r));
 		rlo = DpOp(pstate, "*", DpCoerce(pstate, kvals, st), DpCoerce(pstate, DpAggArg(a, 1), st));
 		rhi = DpOp(pstate, "*", DpCoerce(pstate, copyObject(kvals), st), DpCoerce(pstate, DpAggArg(a, 2), st));
 		sum = DpMinMax(IS_LEAST, st, DpMinMax(IS_GREATEST, st, sum, rlo), rhi);
@@ -518,6 +542,9 @@ DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
 			sum = DpCoerce(pstate, sum, ct);
 		}
 		col = DpAddColumn(q1, sum, name, false);
+		us->col = col;
+		if (us->acc != 0)
+			cxt->unit_sums = lappend(cxt->unit_sums, us);
 		argtypes[0] = argtypes[1] = argtypes[2] = ct;
 		argtypes[3] = mechtype;
 		argtypes[4] = INT4OID;
@@ -759,15 +786,31 @@ DpUnitMutator(Node *node, DpUnitRewrite *cxt)
 	return expression_tree_mutator(node, DpUnitMutator, cxt);
 }
 
+/*
+ * One accumulator of dp_pg.unit_cells: an inner aggregate (one field), or a
+ * bounded sum's two (DpUnitSum: its sum and count fields).
+ */
+typedef struct DpCellsAcc
+{
+	char		kind;			/* unit_cells' letter */
+	Aggref	   *agg;			/* the inner aggregate; a clamped sum's sum */
+	DpUnitSum  *us;				/* a clamped sum, or NULL */
+	int			field;			/* its (first) field, 0 = the first after the keys */
+} DpCellsAcc;
+
 /* Context of the rewrite into dp_pg.unit_cells. */
 typedef struct DpCellsRewrite
 {
 	Query	   *q1;
-	List	   *aggs;			/* the inner Aggrefs, in field order */
+	List	   *aggs;			/* the inner Aggrefs of contributions other than a clamped sum's */
+	List	   *accs;			/* DpCellsAcc *, in field order */
+	int			nfields;
 	int			nkeys;
 	AttrNumber	keytle[INDEX_MAX_KEYS]; /* q1 columns that are cell keys */
 	AttrNumber	unittle;
 	int			first_field_col;	/* column of field 0 in the new inner query */
+	DpUnitSum  *sum;			/* DpCellsMutator: the clamped sum of the column it rewrites, or NULL */
+	int			sum_field;		/* ... and its first field */
 	bool		ok;
 } DpCellsRewrite;
 
@@ -812,7 +855,15 @@ DpCellsCollect(Node *node, DpCellsRewrite *cx)
 		if (DpCellsAccKind((Aggref *) node) == 0)
 			cx->ok = false;
 		else if (!list_member(cx->aggs, node))
+		{
+			DpCellsAcc *acc = palloc0(sizeof(DpCellsAcc));
+
+			acc->kind = DpCellsAccKind((Aggref *) node);
+			acc->agg = (Aggref *) node;
+			acc->field = cx->nfields++;
 			cx->aggs = lappend(cx->aggs, node);
+			cx->accs = lappend(cx->accs, acc);
+		}
 		return false;
 	}
 	if (IsA(node, Var) || IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, GroupingFunc))
@@ -824,6 +875,22 @@ DpCellsCollect(Node *node, DpCellsRewrite *cx)
 	return expression_tree_walker(node, DpCellsCollect, cx);
 }
 
+/*
+ * Is a bounded sum's contribution column made of its two aggregates,
+ * constants and parameters only (as DpBoundOneAgg writes it)?
+ */
+static bool
+DpCellsSumOnly(Node *node, DpUnitSum *us)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+		return !equal(node, us->sum) && !equal(node, us->count);
+	if (IsA(node, Var) || IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, GroupingFunc))
+		return true;
+	return expression_tree_walker(node, DpCellsSumOnly, us);
+}
+
 /* Replace the inner aggregates by the fields of the kept cells. */
 static Node *
 DpCellsMutator(Node *node, DpCellsRewrite *cx)
@@ -832,15 +899,22 @@ DpCellsMutator(Node *node, DpCellsRewrite *cx)
 		return NULL;
 	if (IsA(node, Aggref))
 	{
-		int			i = 0;
 		ListCell   *lc;
 
-		foreach(lc, cx->aggs)
+		/* a clamped sum's column: its sum, then its count */
+		if (cx->sum != NULL && equal(node, cx->sum->sum))
+			return (Node *) makeVar(1, cx->first_field_col + cx->nkeys + cx->sum_field, exprType(node), -1,
+									exprCollation(node), 0);
+		if (cx->sum != NULL && equal(node, cx->sum->count))
+			return (Node *) makeVar(1, cx->first_field_col + cx->nkeys + cx->sum_field + 1, INT8OID, -1,
+									InvalidOid, 0);
+		foreach(lc, cx->accs)
 		{
-			if (equal(lfirst(lc), node))
-				return (Node *) makeVar(1, cx->first_field_col + cx->nkeys + i, exprType(node), -1,
+			DpCellsAcc *acc = lfirst(lc);
+
+			if (acc->us == NULL && equal(acc->agg, node))
+				return (Node *) makeVar(1, cx->first_field_col + cx->nkeys + acc->field, exprType(node), -1,
 										exprCollation(node), 0);
-			i++;
 		}
 		elog(ERROR, "dp_pg: an inner aggregate of a bounded query has no field");
 	}
@@ -883,7 +957,10 @@ DpDropPublicKeyQuals(Node *node, Expr **pubkeys_in)
  *
  * where c = dp_pg.unit_cells(NULL, "g:spec", seed, unit, keys..., accumulator
  * arguments...) keeps each unit's g cells while aggregating (agg_units.c) —
- * no sort of every cell.  A key with declared public keys passes them after
+ * no sort of every cell.  A bounded sum's two inner aggregates (the sum of
+ * clamped values and their count, DpUnitSum) are one accumulator that takes
+ * x and the bounds and clamps, skips NaN / NULL and counts in C: the same
+ * fields, with x read once per row and a cell no larger than a plain sum's.  A key with declared public keys passes them after
  * it, and its key = ANY(...) leaves q1's WHERE: a row whose cell the unit does
  * not hold is tested against them (a binary search) before it may take a
  * place, so a cell outside them is never kept — what the WHERE gave, without
@@ -893,7 +970,7 @@ DpDropPublicKeyQuals(Node *node, Expr **pubkeys_in)
  * cells, by another random order).
  */
 static Query *
-DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
+DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in, List *unit_sums)
 {
 	DpCellsRewrite cx;
 	Query	   *qf;
@@ -953,22 +1030,42 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 		if (!OidIsValid(tc->hash_extended_proc))
 			return NULL;
 	}
-	/* the contributions: expressions of aggregates and constants only */
+	/*
+	 * The contributions: expressions of aggregates and constants only; a
+	 * bounded sum's two aggregates are one accumulator of two fields.
+	 */
 	foreach(lc, q1->targetList)
 	{
 		TargetEntry *te = lfirst_node(TargetEntry, lc);
 		bool		is_key = te->resno == cx.unittle;
+		DpUnitSum  *us = NULL;
 
 		for (int k = 0; k < cx.nkeys; k++)
 			if (cx.keytle[k] == te->resno)
 				is_key = true;
-		if (!is_key)
+		if (is_key)
+			continue;
+		foreach(lc2, unit_sums)
+			if (((DpUnitSum *) lfirst(lc2))->col == te->resno)
+				us = lfirst(lc2);
+		if (us != NULL && !DpCellsSumOnly((Node *) te->expr, us))
+		{
+			DpCellsAcc *acc = palloc0(sizeof(DpCellsAcc));
+
+			acc->kind = us->acc;
+			acc->agg = us->sum;
+			acc->us = us;
+			acc->field = cx.nfields;
+			cx.nfields += 2;
+			cx.accs = lappend(cx.accs, acc);
+		}
+		else
 			DpCellsCollect((Node *) te->expr, &cx);
 		if (!cx.ok)
 			return NULL;
 	}
-	/* unit_cells keeps at most 32 accumulators and 64 fields (agg_units.c) */
-	if (list_length(cx.aggs) + cx.nkeys > 60 || list_length(cx.aggs) > 32)
+	/* unit_cells keeps at most 32 accumulators and 96 fields (agg_units.c) */
+	if (cx.nfields + cx.nkeys > 96 || list_length(cx.accs) > 32)
 		return NULL;
 
 	{
@@ -982,13 +1079,12 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 	cellfn = DpLookupFunc("dp_pg", "unit_cell", 3, cellargs);
 
 	/* dp_pg.unit_cells(NULL, "g:spec", dp_pg.unit_seed(), unit, keys..., accumulators...) */
-	foreach(lc, cx.aggs)
+	foreach(lc, cx.accs)
 	{
-		Aggref	   *a = lfirst(lc);
-		char		kind = DpCellsAccKind(a);
+		DpCellsAcc *acc = lfirst(lc);
 
-		appendStringInfoChar(&spec, kind);
-		if (a->aggfilter != NULL)
+		appendStringInfoChar(&spec, acc->kind);
+		if (acc->us != NULL ? acc->us->filter != NULL : acc->agg->aggfilter != NULL)
 			appendStringInfoChar(&spec, '?');
 	}
 	args = list_make4(makeNullConst(INTERNALOID, -1, InvalidOid),
@@ -1002,10 +1098,21 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 		if (pubkeys_in[k] != NULL)
 			args = lappend(args, copyObject(lsecond(castNode(ScalarArrayOpExpr, pubkeys_in[k])->args)));
 	}
-	foreach(lc, cx.aggs)
+	foreach(lc, cx.accs)
 	{
-		Aggref	   *a = lfirst(lc);
+		DpCellsAcc *acc = lfirst(lc);
+		Aggref	   *a = acc->agg;
 
+		if (acc->us != NULL)
+		{
+			/* x, lo, hi and the user's FILTER: the clamp and the NaN / NULL test are unit_cells' */
+			args = lappend(args, copyObject(acc->us->x));
+			args = lappend(args, copyObject(acc->us->lo));
+			args = lappend(args, copyObject(acc->us->hi));
+			if (acc->us->filter != NULL)
+				args = lappend(args, copyObject(acc->us->filter));
+			continue;
+		}
 		if (!a->aggstar)
 			args = lappend(args, copyObject(linitial_node(TargetEntry, a->args)->expr));
 		if (a->aggfilter != NULL)
@@ -1037,9 +1144,9 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 		qf->groupClause = list_make1(sgc);
 	}
 	cx.first_field_col = 2;
-	for (int k = 0; k < cx.nkeys + list_length(cx.aggs); k++)
+	for (int k = 0; k < cx.nkeys + cx.nfields; k++)
 	{
-		Oid			type;
+		Oid			type = InvalidOid;
 		int32		typmod = -1;
 		Oid			coll = InvalidOid;
 		FuncExpr   *fe;
@@ -1054,7 +1161,19 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 			coll = exprCollation((Node *) e);
 		}
 		else
-			type = exprType(list_nth(cx.aggs, k - cx.nkeys));
+		{
+			/* an accumulator's field: its aggregate's type, or a clamped sum's count */
+			foreach(lc, cx.accs)
+			{
+				DpCellsAcc *acc = lfirst(lc);
+
+				if (acc->field == k - cx.nkeys)
+					type = exprType((Node *) acc->agg);
+				else if (acc->us != NULL && acc->field + 1 == k - cx.nkeys)
+					type = INT8OID;
+			}
+			Assert(OidIsValid(type));
+		}
 		fe = makeFuncExpr(cellfn, type,
 						  list_make3(copyObject(cells), DpInt4Const(field++), makeNullConst(type, typmod, coll)),
 						  coll, InvalidOid, COERCE_EXPLICIT_CALL);
@@ -1090,7 +1209,21 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in)
 				e = (Expr *) makeVar(1, cx.first_field_col + k, exprType((Node *) te->expr),
 									 exprTypmod((Node *) te->expr), exprCollation((Node *) te->expr), 0);
 			else
+			{
+				/* a clamped sum's column reads its two fields */
+				cx.sum = NULL;
+				foreach(lc2, cx.accs)
+				{
+					DpCellsAcc *acc = lfirst(lc2);
+
+					if (acc->us != NULL && acc->us->col == te->resno)
+					{
+						cx.sum = acc->us;
+						cx.sum_field = acc->field;
+					}
+				}
 				e = (Expr *) DpCellsMutator((Node *) te->expr, &cx);
+			}
 		}
 		nte = makeTargetEntry(e, te->resno, te->resname ? pstrdup(te->resname) : NULL, te->resjunk);
 		tlist = lappend(tlist, nte);
@@ -1398,7 +1531,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 	 */
 	if (ranked && dp_debug_unit_cells != DP_UNIT_CELLS_WINDOW)
 	{
-		Query	   *qp = DpUnitCellsQuery(q1, ub->groups, cxt.pubkeys_in);
+		Query	   *qp = DpUnitCellsQuery(q1, ub->groups, cxt.pubkeys_in, cxt.unit_sums);
 
 		if (qp != NULL)
 		{

@@ -36,7 +36,8 @@
 #   against SELECT sum(least(c, 5)) FROM (... GROUP BY person_id) s;
 #
 # then prints medians and the ratios, and the memory of the per-unit
-# aggregation: EXPLAIN (ANALYZE, BUFFERS) of the serial queries at
+# aggregation: EXPLAIN (ANALYZE, BUFFERS) of the serial queries (A, A_pub,
+# sum_dp and their plain counterparts) at
 # work_mem = 1GB (nothing spills: Memory Usage / units = bytes per unit),
 # 64MB (the timed runs) and 4MB (hash aggregation spills: Batches > 1).
 #
@@ -45,6 +46,10 @@
 #
 #   bash test/bench/unit_bench.sh
 #   DP_BENCH_ROWS=1000000 DP_BENCH_UNITS=100000 bash test/bench/unit_bench.sh
+#   DP_BENCH_WORK_MEM=13MB ...   work_mem of the timed runs (default 64MB): to keep
+#                                a smaller table's units as short of memory as 10M
+#                                rows' at 64MB, scale it with the units (2M rows,
+#                                200k units: 13MB)
 #   DP_BENCH_PLAIN_ONLY=1 ...   only the plain-SQL side (a build without units)
 #   DP_BENCH_KEEP_PLANS=/tmp/plans.txt ...   keep the EXPLAIN ANALYZE output
 set -euo pipefail
@@ -54,6 +59,7 @@ PORT=${DP_BENCH_PORT:-55480}
 ROWS=${DP_BENCH_ROWS:-10000000}
 UNITS=${DP_BENCH_UNITS:-1000000}
 RUNS=${DP_BENCH_RUNS:-5}
+WORK_MEM=${DP_BENCH_WORK_MEM:-64MB}
 PLAIN_ONLY=${DP_BENCH_PLAIN_ONLY:-0}
 G=2 # max_groups_contributed
 R=5 # max_rows_per_unit
@@ -65,7 +71,7 @@ trap 'dp_cluster_stop "$SCRATCH"; rm -rf "$SCRATCH"' EXIT
 # as agg_bench.sh: the tables stay in shared buffers, JIT off so that both
 # sides run the same (interpreted) executor
 dp_cluster_start "$SCRATCH" "$PORT" "shared_buffers = '2GB'
-work_mem = '64MB'
+work_mem = '$WORK_MEM'
 jit = off
 max_worker_processes = 8
 max_parallel_workers = 2
@@ -244,15 +250,18 @@ sed -n '/^@@plans/,$p' "$OUT" | tail -n +2 | sed '/^$/d'
 
 # memory of the per-unit aggregation: EXPLAIN ANALYZE (TIMING OFF: no clock
 # reads per row) of the serial plans at three work_mem settings
-MEMQ=("B|$SQL_B" "B_l0|$SQL_B_L0" "total_B|SELECT sum(least(c, $R)) FROM (SELECT person_id, count(*) AS c FROM events GROUP BY person_id) s")
+MEMQ=("B|$SQL_B" "B_l0|$SQL_B_L0" "sum_B|SELECT region, sum(s) FROM (SELECT person_id, region, $SUMX AS s FROM events GROUP BY person_id, region) t GROUP BY region"
+	"total_B|SELECT sum(least(c, $R)) FROM (SELECT person_id, count(*) AS c FROM events GROUP BY person_id) s")
 if [ "$PLAIN_ONLY" != 1 ]; then
-	MEMQ=("A|$SQL_A" "A_pub|SELECT region, dp_count(*) FROM events_pub GROUP BY region" "${MEMQ[@]}" "total_dp|SELECT dp_count(*) FROM events")
+	MEMQ=("A|$SQL_A" "A_pub|SELECT region, dp_count(*) FROM events_pub GROUP BY region"
+		"sum_dp|SELECT region, dp_sum(amount, 0, 100, '$MECH') FROM events GROUP BY region" "${MEMQ[@]}"
+		"total_dp|SELECT dp_count(*) FROM events")
 fi
 MEMSQL=$SCRATCH/mem.sql
 {
 	echo "SET max_parallel_workers_per_gather = 0;"
 	echo "SET dp_pg.default_mechanism = '$MECH';"
-	for wm in 1GB 64MB 4MB; do
+	for wm in 1GB "$WORK_MEM" 4MB; do
 		echo "SET work_mem = '$wm';"
 		for q in "${MEMQ[@]}"; do
 			echo "\\echo @@ $wm ${q%%|*}"

@@ -7,7 +7,8 @@
 # (run by test/fuzz/exprfuzz.sh, which starts the cluster).  It creates
 # protected tables fz.t<k> whose columns (int2, int4, int8, real, float8,
 # numeric, date, timestamp, timestamptz, boolean) have value domains of
-# several kinds (wide, narrow and positive, around zero, tiny magnitudes)
+# several kinds (wide, narrow and positive, around zero, tiny magnitudes, and
+# two drawn at random from the types' edges for each seed)
 # declared by CHECK constraints added NOT VALID after the rows, so that the
 # rows break them: the types' edges and just inside the domains' edges, +-0,
 # subnormals, NaN, +-Infinity, numerics beyond a double (1e400, 1e-400) and
@@ -87,7 +88,8 @@ my %ROWS = (
 	s => [ "''", "'a'", "'ABC'", "'ß ẞ ǅ'", "'日本語テキスト'", "repeat('x', 3000)", "'%_\\'", "'a\nb'", "' trailing '", 'NULL' ],
 );
 
-# value domains: [lower, upper] per column, per kind of table (CHECK ... NOT VALID)
+# value domains: [lower, upper] per column, per kind of table (CHECK ... NOT VALID); two more
+# tables get domains drawn at random (below)
 my @DOMAINS = (
 	{    # wide: the types' ranges
 		i2 => [ -32768, 32767 ], i4 => [ -2147483648, 2147483647 ], i8 => [ '-9223372036854775808', '9223372036854775807' ],
@@ -111,6 +113,31 @@ my @DOMAINS = (
 		ts => [ "'199999-01-01'", "'200000-01-01'" ], tz => [ "'199999-01-01'", "'200000-01-01'" ],
 	},
 );
+
+# and two of random domains (the seed's): each end drawn from the edges of its type
+my %EDGES = (
+	i2 => [ -32768, -1000, -1, 0, 1, 7, 100, 32767 ],
+	i4 => [ -2147483648, -46341, -1, 0, 1, 46341, 65536, 2147483647 ],
+	i8 => [ '-9223372036854775808', -4294967296, -1, 0, 1, 3037000500, '9223372036854775807' ],
+	f4 => [ '-3e38', -1, '-1e-38', 0, '1e-38', '1e-30', 0.5, 1, '3e38' ],
+	f8 => [ '-1e300', -1, '-1e-300', 0, '1e-300', '1e-200', 1, '1e200', '1e300' ],
+	n => [ '-1e300', '-1e-20', 0, '1e-30', '1e-20', 0.01, 1, '1e19', '1e300' ],
+	d => [ "'4713-01-01 BC'", "'0500-01-01 BC'", "'1999-12-31'", "'2000-01-01'", "'2025-12-31'", "'200000-01-01'", "'5874897-12-31'" ],
+	ts => [ "'4713-01-01 BC'", "'0500-01-01 BC'", "'1999-12-31'", "'2025-12-31 23:59:59.5'", "'200000-01-01'", "'294276-12-31'" ],
+	tz => [ "'4713-01-02 BC'", "'0500-01-01 BC'", "'1999-12-31'", "'2025-12-31'", "'200000-01-01'", "'294276-12-30'" ],
+);
+for my $extra (1 .. 2)
+{
+	my %dom;
+	for my $c (keys %EDGES)
+	{
+		my $l = $EDGES{$c};
+		my ($a, $b) = (int(rand(@$l)), int(rand(@$l)));
+		($a, $b) = ($b, $a) if $b < $a;
+		$dom{$c} = [ $l->[$a], $l->[$b] ];
+	}
+	push @DOMAINS, \%dom;
+}
 
 sub su_do
 {

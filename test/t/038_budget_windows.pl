@@ -56,6 +56,8 @@ $node->safe_psql('postgres', q{
 	SELECT dp_pg.set_table_budget('t', 1.5, 1e-6, renew => '10 seconds', renew_from => now());
 });
 my ($w1) = $node->safe_psql('postgres', q{SELECT window_end FROM dp_pg.budgets WHERE role = 'ana'});
+# (the table's own: psql sent the calls above one at a time, each with its now())
+my ($tw1) = $node->safe_psql('postgres', q{SELECT window_end FROM dp_pg.table_budgets WHERE relid = 't'::regclass});
 
 # the first window
 is(q_as('ana', 0.7), 'answered', 'window 1: ana spends 0.7 of 1');
@@ -74,7 +76,7 @@ sleep(10.5 - (time - $t0)) if time - $t0 < 10.5;
 $node->poll_query_until('postgres', qq{SELECT window_start = '$w1' FROM dp_pg.budgets WHERE role = 'ana'})
   or die 'the next window did not open';
 # (the table's window too: on a loaded machine the worker's roll may be seen between the two reads)
-$node->poll_query_until('postgres', qq{SELECT window_start = '$w1' FROM dp_pg.table_budgets WHERE relid = 't'::regclass})
+$node->poll_query_until('postgres', qq{SELECT window_start = '$tw1' FROM dp_pg.table_budgets WHERE relid = 't'::regclass})
   or die 'the table\'s next window did not open';
 is($node->safe_psql('postgres', $state), '0 0.000000 1 0.700000 | 0 0.000000 2 1.300000',
 	'window 2 opened: the windows\' spending starts from zero, the lifetime totals stay');

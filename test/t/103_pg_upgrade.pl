@@ -83,7 +83,8 @@ is(dp_as($new, 'app', 'ana', q{SELECT dp_count(1, 'laplace(epsilon=0.25)') IS NO
 	't', 'the protected partitioned table is answered');
 for my $part ('orders_2024_01', 'orders_2024_02_h1', 'orders_2023_12')
 {
-	($ret, $out, $err) = dp_try($new, 'app', 'ana', "SELECT count(*) FROM $part");
+	# (its rows: count(*) would be a dp count, translated, of the detached month's own protection)
+	($ret, $out, $err) = dp_try($new, 'app', 'ana', "SELECT id, day FROM $part LIMIT 5");
 	isnt($ret, 0, "$part is not read raw") or diag $out;
 }
 
