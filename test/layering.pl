@@ -511,7 +511,9 @@ sub control
 		$missed++ unless @got;
 
 		# the header of the highest floor that has one, included by the lowest floor's file
-		my ($fh) = sort { (floor_of($b))[0] <=> (floor_of($a))[0] }
+		# (sorted by hand: this sub's lexical $a and $b hide sort's)
+		my ($fh) = map { $_->[1] } reverse sort { $::a->[0] <=> $::b->[0] }
+			map { [ (floor_of($_))[0], $_ ] }
 			grep { /\.h$/ && $g->{layer}{$_} eq $l && defined((floor_of($_))[0]) && (floor_of($_))[0] > 0 } @{$g->{files}};
 		die "layering: no floor header in $l/ for the include control\n" unless $fh;
 		$dir = tempdir(CLEANUP => 1);

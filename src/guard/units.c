@@ -403,346 +403,410 @@ DpDistinctValues(DpUnitRewrite *cxt, Query *q1, int64 r)
 	return q2;
 }
 
-/* Build the inner contribution(s) and the outer bounded call of one dp aggregate. */
+/*
+ * A distinct count of a value x: q1 is grouped by x too, and keeps at most
+ * r of a unit's values per cell (its r least, DpBoundUnits); every distinct
+ * kept value of a cell counts 1, a unit adds or removes at most r of them in
+ * each of its cells.
+ */
 static void
-DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
+DpBoundUnitDistinctCount(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int64 r, char *name)
+{
+	Query	   *q1 = cxt->q1;
+	Aggref	   *a = ba->orig;
+	const DpAggKind *kind = ba->kind;
+	Oid			mechtype = DpMechanismType();
+	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, mechtype, INT4OID};
+	Expr	   *x = DpAggArg(a, 0);
+	AttrNumber	col;
+
+	cxt->distinct_col = DpAddColumn(q1, (Expr *) copyObject(x), "dp_value", false);
+	q1->groupClause = lappend(q1->groupClause, DpSortGroupFor(q1, cxt->distinct_col, true));
+	q1->jointree->quals = (Node *) DpAnd(DpAnd((Expr *) q1->jointree->quals, filter),
+										 (Expr *) DpIsNotNull((Expr *) copyObject(x)));
+	col = DpAddColumn(q1, (Expr *) DpInt8Const(1), name, false);
+	ba->replacement = (Node *)
+		DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
+					 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
+								DpInt8Const(0), DpInt8Const(r),
+								DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
+					 InvalidOid, NULL, false);
+}
+
+/* A count: each unit adds least(its rows, r) to its cell. */
+static void
+DpBoundUnitCount(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int64 r, char *name, int n)
+{
+	/* least(count, r): the same as counting r sampled rows of the unit */
+	Query	   *q1 = cxt->q1;
+	Aggref	   *a = ba->orig;
+	const DpAggKind *kind = ba->kind;
+	Oid			mechtype = DpMechanismType();
+	Aggref	   *cnt;
+	AttrNumber	col;
+	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, mechtype, INT4OID};
+
+	if (kind == &dp_count_star_kind)
+		cnt = DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, filter, true);
+	else
+		cnt = DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), a->inputcollid, filter, false);
+	col = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID, (Expr *) cnt, (Expr *) DpInt8Const(r)), name, false);
+	ba->replacement = (Node *)
+		DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
+					 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
+								DpInt8Const(0), DpInt8Const(r),
+								DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
+					 InvalidOid, NULL, false);
+}
+
+/* A bounded sum: each unit adds its sum of clamped values, clamped to [k*lo, k*hi]. */
+static void
+DpBoundUnitSum(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int64 r, char *name, int n)
 {
 	Query	   *q1 = cxt->q1;
 	Aggref	   *a = ba->orig;
 	const DpAggKind *kind = ba->kind;
 	ParseState *pstate = cxt->pstate;
-	int64		r = cxt->ub->rows;
 	Oid			mechtype = DpMechanismType();
+	Oid			t = linitial_oid(a->aggargtypes);
+	Oid			ct = (t == FLOAT8OID || t == NUMERICOID) ? t : INT8OID;	/* contribution / outer type */
+	Oid			st;			/* type of sum(t) */
+	Expr	   *x = DpAggArg(a, 0);
+	Expr	   *lo = DpAggArg(a, 1);
+	Expr	   *hi = DpAggArg(a, 2);
+	Expr	   *inner;
+	Expr	   *sum;
+	Expr	   *kvals;
+	Expr	   *rlo;
+	Expr	   *rhi;
+	Expr	   *zero;
+	AttrNumber	col;
+	Oid			argtypes[5];
+	Oid			sumfn;
+	DpUnitSum  *us = palloc0(sizeof(DpUnitSum));
+
+	us->acc = t == FLOAT8OID ? 'F' : (t == INT2OID || t == INT4OID) ? 'I' : t == INT8OID ? 'L' : 0;
+	us->x = (Expr *) copyObject(x);
+	us->lo = (Expr *) copyObject(lo);
+	us->hi = (Expr *) copyObject(hi);
+	us->filter = (Expr *) copyObject(filter);
+
+	/* the unit's sum of clamped values (NULL and NaN skipped, as dp_sum does) */
+	inner = DpMinMax(IS_LEAST, t, DpMinMax(IS_GREATEST, t, x, lo), hi);
+	if (t == FLOAT8OID || t == NUMERICOID)
+	{
+		Expr	   *nan;
+
+		if (t == FLOAT8OID)
+			nan = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+									 Float8GetDatum(get_float8_nan()), false, FLOAT8PASSBYVAL);
+		else
+			nan = (Expr *) makeConst(NUMERICOID, -1, InvalidOid, -1,
+									 DirectFunctionCall3(numeric_in, CStringGetDatum("NaN"),
+														 ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)),
+									 false, false);
+		filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
+	}
+	else
+	{
+		/* least / greatest skip a NULL: a NULL x would add lo */
+		filter = DpAnd(filter, (Expr *) DpIsNotNull(DpAggArg(a, 0)));
+	}
+	if (t == FLOAT8OID)
+		sumfn = DpLookupFunc("dp_pg", "unit_float_sum", 1, &t);	/* no overflow ERROR */
+	else
+		sumfn = LookupFuncName(list_make2(makeString("pg_catalog"), makeString("sum")), 1, &t, false);
+	st = get_func_rettype(sumfn);
+	sum = (Expr *) DpMakeAggref(sumfn, st, list_make1(inner), InvalidOid, (Expr *) copyObject(filter), false);
+
+	/*
+	 * clamped to [k*lo, k*hi], k = least(the values it adds, r): a unit
+	 * with k <= r values is left as it is (its sum lies there already),
+	 * one with more is clamped to r values' range; a unit without a
+	 * value adds 0 (never r*lo).  |contribution| <= r*max(|lo|, |hi|).
+	 */
+	us->sum = (Aggref *) sum;
+	us->count = DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), InvalidOid, filter, false);
+	kvals = DpMinMax(IS_LEAST, INT8OID, (Expr *) us->count, (Expr *) DpInt8Const(r));
+	rlo = DpOp(pstate, "*", DpCoerce(pstate, kvals, st), DpCoerce(pstate, DpAggArg(a, 1), st));
+	rhi = DpOp(pstate, "*", DpCoerce(pstate, copyObject(kvals), st), DpCoerce(pstate, DpAggArg(a, 2), st));
+	sum = DpMinMax(IS_LEAST, st, DpMinMax(IS_GREATEST, st, sum, rlo), rhi);
+	if (st != ct)
+	{
+		/* int8 input: numeric sum, within int8 once clamped into the int8 range */
+		sum = DpMinMax(IS_LEAST, st,
+					   DpMinMax(IS_GREATEST, st, sum, DpCoerce(pstate, (Expr *) DpInt8Const(PG_INT64_MIN), st)),
+					   DpCoerce(pstate, (Expr *) DpInt8Const(PG_INT64_MAX), st));
+		sum = DpCoerce(pstate, sum, ct);
+	}
+	col = DpAddColumn(q1, sum, name, false);
+	us->col = col;
+	if (us->acc != 0)
+		cxt->unit_sums = lappend(cxt->unit_sums, us);
+	argtypes[0] = argtypes[1] = argtypes[2] = ct;
+	argtypes[3] = mechtype;
+	argtypes[4] = INT4OID;
+
+	/*
+	 * The outer clamp: the hull of every [k*lo, k*hi], k = 0..r, i.e.
+	 * [least(0, r*lo), greatest(0, r*hi)]; its sensitivity is the same
+	 * r*max(|lo|, |hi|) as [r*lo, r*hi]'s, without moving a contribution
+	 * of fewer than r values up to r*lo (the bias of a domain above 0).
+	 * Bounds that are NULL, NaN or reversed stay [r*lo, r*hi], which
+	 * dp_sum refuses as it would refuse [lo, hi].
+	 */
+	zero = DpCoerce(pstate, (Expr *) DpInt8Const(0), ct);
+	rlo = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, lo, ct));
+	rhi = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, hi, ct));
+	ba->replacement = (Node *)
+		DpMakeAggref(DpLookupFunc("dp_pg", "bounded_sum", 5, argtypes), ct,
+					 list_make5(makeVar(1, col, ct, -1, InvalidOid, 0),
+								DpIfBoundsValid(pstate, lo, hi, DpMinMax(IS_LEAST, ct, zero, rlo), copyObject(rlo)),
+								DpIfBoundsValid(pstate, lo, hi, DpMinMax(IS_GREATEST, ct, copyObject(zero), rhi),
+												copyObject(rhi)),
+								DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
+					 InvalidOid, NULL, false);
+}
+
+/* A histogram: its key (or bin) is the cell; each unit weighs least(its rows, r). */
+static void
+DpBoundUnitHistogram(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int64 r, char *name, int n)
+{
+	/* the cell is the key (or bin): q1 groups by it; the weight is least(rows, r) */
+	Query	   *q1 = cxt->q1;
+	Aggref	   *a = ba->orig;
+	const DpAggKind *kind = ba->kind;
+	Expr	   *cell;
+	AttrNumber	cellcol;
+	AttrNumber	wcol;
+	Expr	   *wvar;
+	List	   *args;
+	const char *fname;
+	Oid		   *argtypes;
+	int			nargs;
+	Expr	   *keyarg = DpAggArg(a, 0);
+
+	if (kind == &dp_histogram_width_kind)
+	{
+		Oid			bt[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID};
+
+		cell = (Expr *) makeFuncExpr(DpLookupFunc("dp_pg", "histogram_bucket", 4, bt), INT4OID,
+									 list_make4(DpAggArg(a, 0), DpAggArg(a, 1), DpAggArg(a, 2), DpAggArg(a, 3)),
+									 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	}
+	else
+		cell = keyarg;
+	cellcol = DpAddColumn(q1, cell, "dp_cell", false);
+	q1->groupClause = lappend(q1->groupClause, DpSortGroupFor(q1, cellcol, false));
+	/*
+	 * Only rows this histogram counts take a cell (a lone histogram: its
+	 * FILTER is the query's): with public bins, rows whose key is not a
+	 * bin are never counted, so they must not take one of the unit's g
+	 * cells either (key = ANY(bins), the bins' equality as the
+	 * histogram's).
+	 */
+	q1->jointree->quals = (Node *) DpAnd(DpAnd((Expr *) q1->jointree->quals, filter),
+										 (Expr *) DpIsNotNull((Expr *) copyObject(cell)));
+	if (kind == &dp_histogram_bins_kind)
+		q1->jointree->quals = (Node *) DpAnd((Expr *) q1->jointree->quals,
+											 DpKeyInBins(DpAggArg(a, 0), DpAggArg(a, 1), a->inputcollid));
+	wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
+									(Expr *) DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, NULL, true),
+									(Expr *) DpInt8Const(r)), name, false);
+	wvar = (Expr *) makeVar(1, wcol, INT8OID, -1, InvalidOid, 0);
+	if (kind == &dp_histogram_width_kind)
+	{
+		/* a value of the cell: its bin is the cell (min of float8 ignores NULL; NaN has no cell) */
+		Oid			f8 = FLOAT8OID;
+		AttrNumber	xcol = DpAddColumn(q1, (Expr *) DpMakeAggref(LookupFuncName(list_make2(makeString("pg_catalog"), makeString("min")), 1, &f8, false),
+																 FLOAT8OID, list_make1(keyarg), InvalidOid, NULL, false),
+									   "dp_cell_value", false);
+
+		args = list_make4(makeVar(1, xcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2), DpAggArg(a, 3));
+		args = lappend(args, DpAggArg(a, 4));
+		fname = "bounded_histogram_width";
+	}
+	else
+	{
+		Var		   *kv = makeVar(1, cellcol, exprType((Node *) keyarg), exprTypmod((Node *) keyarg),
+								 exprCollation((Node *) keyarg), 0);
+
+		if (kind == &dp_histogram_bins_kind)
+		{
+			args = list_make3(kv, DpAggArg(a, 1), DpAggArg(a, 2));
+			fname = "bounded_histogram_bins";
+		}
+		else
+		{
+			args = list_make2(kv, DpAggArg(a, 1));
+			fname = "bounded_histogram_keys";
+		}
+	}
+	args = lappend(args, wvar);
+	args = lappend(args, DpInt8Const(r));
+	args = lappend(args, DpInt4Const(cxt->groups));
+	{
+		List	   *fnames = list_make2(makeString("dp_pg"), makeString((char *) fname));
+		FuncCandidateList cands = FuncnameGetCandidates(fnames, -1, NIL, false, false, false, false);
+
+		if (cands == NULL || cands->next != NULL)
+			elog(ERROR, "dp_pg: function dp_pg.%s is missing or ambiguous", fname);
+		nargs = cands->nargs;
+		argtypes = cands->args;
+		if (nargs != list_length(args))
+			elog(ERROR, "dp_pg: dp_pg.%s has %d arguments", fname, nargs);
+		ba->replacement = (Node *) DpMakeAggref(cands->oid, JSONBOID, args, a->inputcollid, NULL, false);
+	}
+	(void) argtypes;
+}
+
+/* An average: each unit's mean of clamped values, weighted by least(its rows, r). */
+static void
+DpBoundUnitAvg(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int64 r, char *name, int n)
+{
+	/* the unit's mean of clamped values, weighted by least(its rows, r) */
+	Query	   *q1 = cxt->q1;
+	Aggref	   *a = ba->orig;
+	const DpAggKind *kind = ba->kind;
+	ParseState *pstate = cxt->pstate;
+	Oid			mechtype = DpMechanismType();
+	Expr	   *x = DpAggArg(a, 0);
+	Expr	   *inner = DpMinMax(IS_LEAST, FLOAT8OID, DpMinMax(IS_GREATEST, FLOAT8OID, x, DpAggArg(a, 1)),
+								 DpAggArg(a, 2));
+	Expr	   *nan = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+										 Float8GetDatum(get_float8_nan()), false, FLOAT8PASSBYVAL);
+	Oid			f8 = FLOAT8OID;
+	Oid			sumfn = DpLookupFunc("dp_pg", "unit_float_sum", 1, &f8);
+	AttrNumber	mcol;
+	AttrNumber	wcol;
+	List	   *args;
+	Oid			argtypes[7] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, mechtype, INT8OID, INT8OID, INT4OID};
+
+	filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
+	/* mean = sum / count, without PostgreSQL's overflow ERRORs (+-Infinity is clamped later) */
+	mcol = DpAddColumn(q1, DpOp(pstate, "/",
+								(Expr *) DpMakeAggref(sumfn, FLOAT8OID, list_make1(inner), InvalidOid,
+													  (Expr *) copyObject(filter), false),
+								DpCoerce(pstate, (Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)),
+																	   InvalidOid, (Expr *) copyObject(filter), false),
+										 FLOAT8OID)),
+					   name, false);
+	snprintf(name, NAMEDATALEN, "dp_weight%d", n);
+	wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
+									(Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)),
+														  InvalidOid, filter, false),
+									(Expr *) DpInt8Const(r)), name, false);
+	args = list_make5(makeVar(1, mcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2),
+					  DpAggMechanism(a, kind), makeVar(1, wcol, INT8OID, -1, InvalidOid, 0));
+	args = lappend(args, DpInt8Const(r));
+	args = lappend(args, DpInt4Const(cxt->groups));
+	ba->replacement = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_avg", 7, argtypes), FLOAT8OID,
+											args, InvalidOid, NULL, false);
+}
+
+/* A partition selection written by the user: it counts the units of the cell. */
+static void
+DpBoundUnitPartitionKeep(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int64 r, char *name, int n)
+{
+	Query	   *q1 = cxt->q1;
+	Aggref	   *a = ba->orig;
+	const DpAggKind *kind = ba->kind;
+	ParseState *pstate = cxt->pstate;
+	Oid			mechtype = DpMechanismType();
+	/*
+	 * Partition selection written by the user: it counts the units of the
+	 * cell (each (unit, cell) row of q1 is one unit), as the selection the
+	 * guard adds itself (DpAddPartitionKeep).  A FILTER keeps the units
+	 * with a row that passes it.
+	 */
+	Oid			argtypes[2] = {mechtype, INT4OID};
+	Expr	   *outer_filter = NULL;
+
+	if (filter != NULL)
+	{
+		AttrNumber	fcol = DpAddColumn(q1, DpOp(pstate, ">",
+											   (Expr *) DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, filter, true),
+											   (Expr *) DpInt8Const(0)),
+									   name, false);
+
+		outer_filter = (Expr *) makeVar(1, fcol, BOOLOID, -1, InvalidOid, 0);
+	}
+	ba->replacement = (Node *)
+		DpMakeAggref(DpLookupFunc("dp_pg", "bounded_partition_keep", 2, argtypes), BOOLOID,
+					 list_make2(DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
+					 InvalidOid, outer_filter, false);
+}
+
+/* A quantile: at most r of the unit's values in the cell. */
+static void
+DpBoundUnitQuantile(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int64 r, char *name, int n)
+{
+	/* at most r of the unit's values in the cell; counted by the outer bounded_quantile */
+	Query	   *q1 = cxt->q1;
+	Aggref	   *a = ba->orig;
+	const DpAggKind *kind = ba->kind;
+	Oid			mechtype = DpMechanismType();
+	bool		median = kind->nconst == 2;
+	Oid			inargs[2] = {FLOAT8OID, INT8OID};
+	Oid			argtypes[8] = {FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, mechtype, INT8OID, INT8OID, INT4OID};
+	Aggref	   *vals;
+	AttrNumber	col;
+	List	   *args;
+
+	vals = DpMakeAggref(DpLookupFunc("dp_pg", "unit_values", 2, inargs), FLOAT8ARRAYOID,
+						list_make2(DpAggArg(a, 0), DpInt8Const(r)), InvalidOid, filter, false);
+	col = DpAddColumn(q1, (Expr *) vals, name, false);
+	args = list_make5(makeVar(1, col, FLOAT8ARRAYOID, -1, InvalidOid, 0),
+					  median ? (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(0.5),
+												  false, FLOAT8PASSBYVAL)
+					  : DpAggArg(a, 1),
+					  DpAggArg(a, median ? 1 : 2), DpAggArg(a, median ? 2 : 3), DpAggMechanism(a, kind));
+	args = lappend(args, DpInt8Const(1));
+	args = lappend(args, DpInt8Const(r));
+	args = lappend(args, DpInt4Const(cxt->groups));
+	ba->replacement = (Node *)
+		DpMakeAggref(DpLookupFunc("dp_pg", "bounded_quantile", 8, argtypes), FLOAT8OID, args,
+					 InvalidOid, NULL, false);
+}
+
+/* Build the inner contribution(s) and the outer bounded call of one dp aggregate, by its kind. */
+static void
+DpBoundOneAgg(DpUnitRewrite *cxt, DpBoundedAgg *ba, int n)
+{
+	Aggref	   *a = ba->orig;
+	const DpAggKind *kind = ba->kind;
+	int64		r = cxt->ub->rows;
 	char		name[NAMEDATALEN];
 	Expr	   *filter = (Expr *) copyObject(a->aggfilter);
 
 	snprintf(name, sizeof(name), "dp_contribution%d", n);
 
-	/*
-	 * count(DISTINCT x) of a value x: q1 is grouped by x too, and keeps at
-	 * most r of a unit's values per cell (its r least, DpBoundUnits); every
-	 * distinct kept value of a cell counts 1, a unit adds or removes at most
-	 * r of them in each of its cells
-	 */
+	/* count(DISTINCT x) of a value x: the distinct values the units keep */
 	if (a->aggdistinct != NIL && kind == &dp_count_kind && !DpIsUnitArg(cxt, a))
 	{
-		Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, mechtype, INT4OID};
-		Expr	   *x = DpAggArg(a, 0);
-		AttrNumber	col;
-
-		cxt->distinct_col = DpAddColumn(q1, (Expr *) copyObject(x), "dp_value", false);
-		q1->groupClause = lappend(q1->groupClause, DpSortGroupFor(q1, cxt->distinct_col, true));
-		q1->jointree->quals = (Node *) DpAnd(DpAnd((Expr *) q1->jointree->quals, filter),
-											 (Expr *) DpIsNotNull((Expr *) copyObject(x)));
-		col = DpAddColumn(q1, (Expr *) DpInt8Const(1), name, false);
-		ba->replacement = (Node *)
-			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
-						 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
-									DpInt8Const(0), DpInt8Const(r),
-									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
-						 InvalidOid, NULL, false);
+		DpBoundUnitDistinctCount(cxt, ba, filter, r, name);
 		return;
 	}
 	/* count(DISTINCT unit): each unit counts once per cell (shape.c) */
 	if (a->aggdistinct != NIL)
 		r = 1;
 	if (kind == &dp_count_star_kind || kind == &dp_count_kind)
-	{
-		/* least(count, r): the same as counting r sampled rows of the unit */
-		Aggref	   *cnt;
-		AttrNumber	col;
-		Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, mechtype, INT4OID};
-
-		if (kind == &dp_count_star_kind)
-			cnt = DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, filter, true);
-		else
-			cnt = DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), a->inputcollid, filter, false);
-		col = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID, (Expr *) cnt, (Expr *) DpInt8Const(r)), name, false);
-		ba->replacement = (Node *)
-			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
-						 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
-									DpInt8Const(0), DpInt8Const(r),
-									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
-						 InvalidOid, NULL, false);
-	}
+		DpBoundUnitCount(cxt, ba, filter, r, name, n);
 	else if (kind == &dp_sum_int_kind || kind == &dp_sum_int8_kind ||
 			 kind == &dp_sum_float8_kind || kind == &dp_sum_numeric_kind ||
 			 kind == &dp_sum_int_default_kind || kind == &dp_sum_int8_default_kind ||
 			 kind == &dp_sum_float8_default_kind || kind == &dp_sum_numeric_default_kind)
-	{
-		Oid			t = linitial_oid(a->aggargtypes);
-		Oid			ct = (t == FLOAT8OID || t == NUMERICOID) ? t : INT8OID;	/* contribution / outer type */
-		Oid			st;			/* type of sum(t) */
-		Expr	   *x = DpAggArg(a, 0);
-		Expr	   *lo = DpAggArg(a, 1);
-		Expr	   *hi = DpAggArg(a, 2);
-		Expr	   *inner;
-		Expr	   *sum;
-		Expr	   *kvals;
-		Expr	   *rlo;
-		Expr	   *rhi;
-		Expr	   *zero;
-		AttrNumber	col;
-		Oid			argtypes[5];
-		Oid			sumfn;
-		DpUnitSum  *us = palloc0(sizeof(DpUnitSum));
-
-		us->acc = t == FLOAT8OID ? 'F' : (t == INT2OID || t == INT4OID) ? 'I' : t == INT8OID ? 'L' : 0;
-		us->x = (Expr *) copyObject(x);
-		us->lo = (Expr *) copyObject(lo);
-		us->hi = (Expr *) copyObject(hi);
-		us->filter = (Expr *) copyObject(filter);
-
-		/* the unit's sum of clamped values (NULL and NaN skipped, as dp_sum does) */
-		inner = DpMinMax(IS_LEAST, t, DpMinMax(IS_GREATEST, t, x, lo), hi);
-		if (t == FLOAT8OID || t == NUMERICOID)
-		{
-			Expr	   *nan;
-
-			if (t == FLOAT8OID)
-				nan = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
-										 Float8GetDatum(get_float8_nan()), false, FLOAT8PASSBYVAL);
-			else
-				nan = (Expr *) makeConst(NUMERICOID, -1, InvalidOid, -1,
-										 DirectFunctionCall3(numeric_in, CStringGetDatum("NaN"),
-															 ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)),
-										 false, false);
-			filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
-		}
-		else
-		{
-			/* least / greatest skip a NULL: a NULL x would add lo */
-			filter = DpAnd(filter, (Expr *) DpIsNotNull(DpAggArg(a, 0)));
-		}
-		if (t == FLOAT8OID)
-			sumfn = DpLookupFunc("dp_pg", "unit_float_sum", 1, &t);	/* no overflow ERROR */
-		else
-			sumfn = LookupFuncName(list_make2(makeString("pg_catalog"), makeString("sum")), 1, &t, false);
-		st = get_func_rettype(sumfn);
-		sum = (Expr *) DpMakeAggref(sumfn, st, list_make1(inner), InvalidOid, (Expr *) copyObject(filter), false);
-
-		/*
-		 * clamped to [k*lo, k*hi], k = least(the values it adds, r): a unit
-		 * with k <= r values is left as it is (its sum lies there already),
-		 * one with more is clamped to r values' range; a unit without a
-		 * value adds 0 (never r*lo).  |contribution| <= r*max(|lo|, |hi|).
-		 */
-		us->sum = (Aggref *) sum;
-		us->count = DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), InvalidOid, filter, false);
-		kvals = DpMinMax(IS_LEAST, INT8OID, (Expr *) us->count, (Expr *) DpInt8Const(r));
-		rlo = DpOp(pstate, "*", DpCoerce(pstate, kvals, st), DpCoerce(pstate, DpAggArg(a, 1), st));
-		rhi = DpOp(pstate, "*", DpCoerce(pstate, copyObject(kvals), st), DpCoerce(pstate, DpAggArg(a, 2), st));
-		sum = DpMinMax(IS_LEAST, st, DpMinMax(IS_GREATEST, st, sum, rlo), rhi);
-		if (st != ct)
-		{
-			/* int8 input: numeric sum, within int8 once clamped into the int8 range */
-			sum = DpMinMax(IS_LEAST, st,
-						   DpMinMax(IS_GREATEST, st, sum, DpCoerce(pstate, (Expr *) DpInt8Const(PG_INT64_MIN), st)),
-						   DpCoerce(pstate, (Expr *) DpInt8Const(PG_INT64_MAX), st));
-			sum = DpCoerce(pstate, sum, ct);
-		}
-		col = DpAddColumn(q1, sum, name, false);
-		us->col = col;
-		if (us->acc != 0)
-			cxt->unit_sums = lappend(cxt->unit_sums, us);
-		argtypes[0] = argtypes[1] = argtypes[2] = ct;
-		argtypes[3] = mechtype;
-		argtypes[4] = INT4OID;
-
-		/*
-		 * The outer clamp: the hull of every [k*lo, k*hi], k = 0..r, i.e.
-		 * [least(0, r*lo), greatest(0, r*hi)]; its sensitivity is the same
-		 * r*max(|lo|, |hi|) as [r*lo, r*hi]'s, without moving a contribution
-		 * of fewer than r values up to r*lo (the bias of a domain above 0).
-		 * Bounds that are NULL, NaN or reversed stay [r*lo, r*hi], which
-		 * dp_sum refuses as it would refuse [lo, hi].
-		 */
-		zero = DpCoerce(pstate, (Expr *) DpInt8Const(0), ct);
-		rlo = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, lo, ct));
-		rhi = DpOp(pstate, "*", DpCoerce(pstate, (Expr *) DpInt8Const(r), ct), DpCoerce(pstate, hi, ct));
-		ba->replacement = (Node *)
-			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_sum", 5, argtypes), ct,
-						 list_make5(makeVar(1, col, ct, -1, InvalidOid, 0),
-									DpIfBoundsValid(pstate, lo, hi, DpMinMax(IS_LEAST, ct, zero, rlo), copyObject(rlo)),
-									DpIfBoundsValid(pstate, lo, hi, DpMinMax(IS_GREATEST, ct, copyObject(zero), rhi),
-													copyObject(rhi)),
-									DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
-						 InvalidOid, NULL, false);
-	}
+		DpBoundUnitSum(cxt, ba, filter, r, name, n);
 	else if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind ||
 			 kind == &dp_histogram_keys_kind)
-	{
-		/* the cell is the key (or bin): q1 groups by it; the weight is least(rows, r) */
-		Expr	   *cell;
-		AttrNumber	cellcol;
-		AttrNumber	wcol;
-		Expr	   *wvar;
-		List	   *args;
-		const char *fname;
-		Oid		   *argtypes;
-		int			nargs;
-		Expr	   *keyarg = DpAggArg(a, 0);
-
-		if (kind == &dp_histogram_width_kind)
-		{
-			Oid			bt[4] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID};
-
-			cell = (Expr *) makeFuncExpr(DpLookupFunc("dp_pg", "histogram_bucket", 4, bt), INT4OID,
-										 list_make4(DpAggArg(a, 0), DpAggArg(a, 1), DpAggArg(a, 2), DpAggArg(a, 3)),
-										 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-		}
-		else
-			cell = keyarg;
-		cellcol = DpAddColumn(q1, cell, "dp_cell", false);
-		q1->groupClause = lappend(q1->groupClause, DpSortGroupFor(q1, cellcol, false));
-		/*
-		 * Only rows this histogram counts take a cell (a lone histogram: its
-		 * FILTER is the query's): with public bins, rows whose key is not a
-		 * bin are never counted, so they must not take one of the unit's g
-		 * cells either (key = ANY(bins), the bins' equality as the
-		 * histogram's).
-		 */
-		q1->jointree->quals = (Node *) DpAnd(DpAnd((Expr *) q1->jointree->quals, filter),
-											 (Expr *) DpIsNotNull((Expr *) copyObject(cell)));
-		if (kind == &dp_histogram_bins_kind)
-			q1->jointree->quals = (Node *) DpAnd((Expr *) q1->jointree->quals,
-												 DpKeyInBins(DpAggArg(a, 0), DpAggArg(a, 1), a->inputcollid));
-		wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
-										(Expr *) DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, NULL, true),
-										(Expr *) DpInt8Const(r)), name, false);
-		wvar = (Expr *) makeVar(1, wcol, INT8OID, -1, InvalidOid, 0);
-		if (kind == &dp_histogram_width_kind)
-		{
-			/* a value of the cell: its bin is the cell (min of float8 ignores NULL; NaN has no cell) */
-			Oid			f8 = FLOAT8OID;
-			AttrNumber	xcol = DpAddColumn(q1, (Expr *) DpMakeAggref(LookupFuncName(list_make2(makeString("pg_catalog"), makeString("min")), 1, &f8, false),
-																	 FLOAT8OID, list_make1(keyarg), InvalidOid, NULL, false),
-										   "dp_cell_value", false);
-
-			args = list_make4(makeVar(1, xcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2), DpAggArg(a, 3));
-			args = lappend(args, DpAggArg(a, 4));
-			fname = "bounded_histogram_width";
-		}
-		else
-		{
-			Var		   *kv = makeVar(1, cellcol, exprType((Node *) keyarg), exprTypmod((Node *) keyarg),
-									 exprCollation((Node *) keyarg), 0);
-
-			if (kind == &dp_histogram_bins_kind)
-			{
-				args = list_make3(kv, DpAggArg(a, 1), DpAggArg(a, 2));
-				fname = "bounded_histogram_bins";
-			}
-			else
-			{
-				args = list_make2(kv, DpAggArg(a, 1));
-				fname = "bounded_histogram_keys";
-			}
-		}
-		args = lappend(args, wvar);
-		args = lappend(args, DpInt8Const(r));
-		args = lappend(args, DpInt4Const(cxt->groups));
-		{
-			List	   *fnames = list_make2(makeString("dp_pg"), makeString((char *) fname));
-			FuncCandidateList cands = FuncnameGetCandidates(fnames, -1, NIL, false, false, false, false);
-
-			if (cands == NULL || cands->next != NULL)
-				elog(ERROR, "dp_pg: function dp_pg.%s is missing or ambiguous", fname);
-			nargs = cands->nargs;
-			argtypes = cands->args;
-			if (nargs != list_length(args))
-				elog(ERROR, "dp_pg: dp_pg.%s has %d arguments", fname, nargs);
-			ba->replacement = (Node *) DpMakeAggref(cands->oid, JSONBOID, args, a->inputcollid, NULL, false);
-		}
-		(void) argtypes;
-	}
+		DpBoundUnitHistogram(cxt, ba, filter, r, name, n);
 	else if (kind == &dp_avg_kind || kind == &dp_avg_default_kind)
-	{
-		/* the unit's mean of clamped values, weighted by least(its rows, r) */
-		Expr	   *x = DpAggArg(a, 0);
-		Expr	   *inner = DpMinMax(IS_LEAST, FLOAT8OID, DpMinMax(IS_GREATEST, FLOAT8OID, x, DpAggArg(a, 1)),
-									 DpAggArg(a, 2));
-		Expr	   *nan = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
-											 Float8GetDatum(get_float8_nan()), false, FLOAT8PASSBYVAL);
-		Oid			f8 = FLOAT8OID;
-		Oid			sumfn = DpLookupFunc("dp_pg", "unit_float_sum", 1, &f8);
-		AttrNumber	mcol;
-		AttrNumber	wcol;
-		List	   *args;
-		Oid			argtypes[7] = {FLOAT8OID, FLOAT8OID, FLOAT8OID, mechtype, INT8OID, INT8OID, INT4OID};
-
-		filter = DpAnd(filter, DpOp(pstate, "<>", DpAggArg(a, 0), nan));
-		/* mean = sum / count, without PostgreSQL's overflow ERRORs (+-Infinity is clamped later) */
-		mcol = DpAddColumn(q1, DpOp(pstate, "/",
-									(Expr *) DpMakeAggref(sumfn, FLOAT8OID, list_make1(inner), InvalidOid,
-														  (Expr *) copyObject(filter), false),
-									DpCoerce(pstate, (Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)),
-																		   InvalidOid, (Expr *) copyObject(filter), false),
-											 FLOAT8OID)),
-						   name, false);
-		snprintf(name, sizeof(name), "dp_weight%d", n);
-		wcol = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID,
-										(Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)),
-															  InvalidOid, filter, false),
-										(Expr *) DpInt8Const(r)), name, false);
-		args = list_make5(makeVar(1, mcol, FLOAT8OID, -1, InvalidOid, 0), DpAggArg(a, 1), DpAggArg(a, 2),
-						  DpAggMechanism(a, kind), makeVar(1, wcol, INT8OID, -1, InvalidOid, 0));
-		args = lappend(args, DpInt8Const(r));
-		args = lappend(args, DpInt4Const(cxt->groups));
-		ba->replacement = (Node *) DpMakeAggref(DpLookupFunc("dp_pg", "bounded_avg", 7, argtypes), FLOAT8OID,
-												args, InvalidOid, NULL, false);
-	}
+		DpBoundUnitAvg(cxt, ba, filter, r, name, n);
 	else if (kind == &dp_partition_keep_kind)
-	{
-		/*
-		 * Partition selection written by the user: it counts the units of the
-		 * cell (each (unit, cell) row of q1 is one unit), as the selection the
-		 * guard adds itself (DpAddPartitionKeep).  A FILTER keeps the units
-		 * with a row that passes it.
-		 */
-		Oid			argtypes[2] = {mechtype, INT4OID};
-		Expr	   *outer_filter = NULL;
-
-		if (filter != NULL)
-		{
-			AttrNumber	fcol = DpAddColumn(q1, DpOp(pstate, ">",
-												   (Expr *) DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, filter, true),
-												   (Expr *) DpInt8Const(0)),
-										   name, false);
-
-			outer_filter = (Expr *) makeVar(1, fcol, BOOLOID, -1, InvalidOid, 0);
-		}
-		ba->replacement = (Node *)
-			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_partition_keep", 2, argtypes), BOOLOID,
-						 list_make2(DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
-						 InvalidOid, outer_filter, false);
-	}
+		DpBoundUnitPartitionKeep(cxt, ba, filter, r, name, n);
 	else if (kind == &dp_quantile_kind || kind == &dp_quantile_default_kind ||
 			 kind == &dp_median_kind || kind == &dp_median_default_kind)
-	{
-		/* at most r of the unit's values in the cell; counted by the outer bounded_quantile */
-		bool		median = kind->nconst == 2;
-		Oid			inargs[2] = {FLOAT8OID, INT8OID};
-		Oid			argtypes[8] = {FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, mechtype, INT8OID, INT8OID, INT4OID};
-		Aggref	   *vals;
-		AttrNumber	col;
-		List	   *args;
-
-		vals = DpMakeAggref(DpLookupFunc("dp_pg", "unit_values", 2, inargs), FLOAT8ARRAYOID,
-							list_make2(DpAggArg(a, 0), DpInt8Const(r)), InvalidOid, filter, false);
-		col = DpAddColumn(q1, (Expr *) vals, name, false);
-		args = list_make5(makeVar(1, col, FLOAT8ARRAYOID, -1, InvalidOid, 0),
-						  median ? (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(0.5),
-													  false, FLOAT8PASSBYVAL)
-						  : DpAggArg(a, 1),
-						  DpAggArg(a, median ? 1 : 2), DpAggArg(a, median ? 2 : 3), DpAggMechanism(a, kind));
-		args = lappend(args, DpInt8Const(1));
-		args = lappend(args, DpInt8Const(r));
-		args = lappend(args, DpInt4Const(cxt->groups));
-		ba->replacement = (Node *)
-			DpMakeAggref(DpLookupFunc("dp_pg", "bounded_quantile", 8, argtypes), FLOAT8OID, args,
-						 InvalidOid, NULL, false);
-	}
+		DpBoundUnitQuantile(cxt, ba, filter, r, name, n);
 	else
 		elog(ERROR, "dp_pg: no bounded form of %s", kind->name);
 }
@@ -947,6 +1011,312 @@ DpDropPublicKeyQuals(Node *node, Expr **pubkeys_in)
 }
 
 /*
+ * The cell keys of q1 (its GROUP BY after the unit, in cx->keytle), each
+ * added to spec; false if unit_cells cannot hold one of them or the unit.
+ */
+static bool
+DpCellsKeys(DpCellsRewrite *cx, Query *q1, TargetEntry *unit_te, Expr **pubkeys_in, StringInfo spec)
+{
+	ListCell   *lc;
+
+	/* the cell keys: the GROUP BY clauses after the unit */
+	for_each_from(lc, q1->groupClause, 1)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *te = get_sortgroupclause_tle(sgc, q1->targetList);
+		Oid			type = exprType((Node *) te->expr);
+		Oid			coll = exprCollation((Node *) te->expr);
+		TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_CMP_PROC |
+											   TYPECACHE_HASH_EXTENDED_PROC | TYPECACHE_HASH_OPFAMILY);
+
+		/* the cells must be GROUP BY's: its equality, hashed by the same opfamily */
+		if (!OidIsValid(tc->eq_opr) || tc->eq_opr != sgc->eqop || !OidIsValid(tc->cmp_proc) ||
+			!OidIsValid(tc->hash_extended_proc) || !OidIsValid(tc->hash_opf) ||
+			!op_in_opfamily(sgc->eqop, tc->hash_opf) || cx->nkeys >= INDEX_MAX_KEYS - 1)
+			return false;
+		if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
+			return false;
+		/* "=": the key's declared public keys follow it (tested when a row's cell is not held) */
+		appendStringInfo(spec, "k%u%s,", coll, pubkeys_in[cx->nkeys] != NULL ? "=" : "");
+		cx->keytle[cx->nkeys++] = te->resno;
+	}
+	if (cx->nkeys == 0)
+		return false;
+	{
+		Oid			ut = exprType((Node *) unit_te->expr);
+		TypeCacheEntry *tc = lookup_type_cache(ut, TYPECACHE_HASH_EXTENDED_PROC);
+
+		if (!OidIsValid(tc->hash_extended_proc))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The contributions of q1 (cx->accs): expressions of aggregates and
+ * constants only; false if one is not, or there are too many.  A bounded
+ * sum's two aggregates are one accumulator of two fields.
+ */
+static bool
+DpCellsContributions(DpCellsRewrite *cx, Query *q1, List *unit_sums)
+{
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	foreach(lc, q1->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+		bool		is_key = te->resno == cx->unittle;
+		DpUnitSum  *us = NULL;
+
+		for (int k = 0; k < cx->nkeys; k++)
+			if (cx->keytle[k] == te->resno)
+				is_key = true;
+		if (is_key)
+			continue;
+		foreach(lc2, unit_sums)
+			if (((DpUnitSum *) lfirst(lc2))->col == te->resno)
+				us = lfirst(lc2);
+		if (us != NULL && !DpCellsSumOnly((Node *) te->expr, us))
+		{
+			DpCellsAcc *acc = palloc0(sizeof(DpCellsAcc));
+
+			acc->kind = us->acc;
+			acc->agg = us->sum;
+			acc->us = us;
+			acc->field = cx->nfields;
+			cx->nfields += 2;
+			cx->accs = lappend(cx->accs, acc);
+		}
+		else
+			DpCellsCollect((Node *) te->expr, cx);
+		if (!cx->ok)
+			return false;
+	}
+	/* unit_cells keeps at most 32 accumulators and 96 fields (agg_units.c) */
+	if (cx->nfields + cx->nkeys > 96 || list_length(cx->accs) > 32)
+		return false;
+	return true;
+}
+
+/*
+ * The call that keeps each unit's cells while aggregating:
+ * dp_pg.unit_cells(NULL, "g:spec", dp_pg.unit_seed(), unit, keys...,
+ * accumulators...); NULL if it would take too many arguments.
+ */
+static Aggref *
+DpCellsCall(DpCellsRewrite *cx, Query *q1, TargetEntry *unit_te, Expr **pubkeys_in, StringInfo spec)
+{
+	List	   *args = NIL;
+	Oid			cellsfn;
+	ListCell   *lc;
+
+	{
+		List	   *fnames = list_make2(makeString("dp_pg"), makeString("unit_cells"));
+		FuncCandidateList cands = FuncnameGetCandidates(fnames, -1, NIL, false, false, false, false);
+
+		if (cands == NULL || cands->next != NULL)
+			elog(ERROR, "dp_pg: function dp_pg.unit_cells is missing or ambiguous");
+		cellsfn = cands->oid;
+	}
+
+	/* dp_pg.unit_cells(NULL, "g:spec", dp_pg.unit_seed(), unit, keys..., accumulators...) */
+	foreach(lc, cx->accs)
+	{
+		DpCellsAcc *acc = lfirst(lc);
+
+		appendStringInfoChar(spec, acc->kind);
+		if (acc->us != NULL ? acc->us->filter != NULL : acc->agg->aggfilter != NULL)
+			appendStringInfoChar(spec, '?');
+	}
+	args = list_make4(makeNullConst(INTERNALOID, -1, InvalidOid),
+					  makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1, CStringGetTextDatum(spec->data), false, false),
+					  makeFuncExpr(DpLookupFunc("dp_pg", "unit_seed", 0, NULL), INT8OID, NIL, InvalidOid, InvalidOid,
+								   COERCE_EXPLICIT_CALL),
+					  copyObject(unit_te->expr));
+	for (int k = 0; k < cx->nkeys; k++)
+	{
+		args = lappend(args, copyObject(list_nth_node(TargetEntry, q1->targetList, cx->keytle[k] - 1)->expr));
+		if (pubkeys_in[k] != NULL)
+			args = lappend(args, copyObject(lsecond(castNode(ScalarArrayOpExpr, pubkeys_in[k])->args)));
+	}
+	foreach(lc, cx->accs)
+	{
+		DpCellsAcc *acc = lfirst(lc);
+		Aggref	   *a = acc->agg;
+
+		if (acc->us != NULL)
+		{
+			/* x, lo, hi and the user's FILTER: the clamp and the NaN / NULL test are unit_cells' */
+			args = lappend(args, copyObject(acc->us->x));
+			args = lappend(args, copyObject(acc->us->lo));
+			args = lappend(args, copyObject(acc->us->hi));
+			if (acc->us->filter != NULL)
+				args = lappend(args, copyObject(acc->us->filter));
+			continue;
+		}
+		if (!a->aggstar)
+			args = lappend(args, copyObject(linitial_node(TargetEntry, a->args)->expr));
+		if (a->aggfilter != NULL)
+			args = lappend(args, copyObject(a->aggfilter));
+	}
+	/* an aggregate takes at most FUNC_MAX_ARGS arguments: beyond, the window form */
+	if (list_length(args) > FUNC_MAX_ARGS)
+		return NULL;
+	return DpMakeAggref(cellsfn, INTERNALOID, args, InvalidOid, NULL, false);
+}
+
+/*
+ * The inner query: one row per kept cell, q1's FROM and WHERE (moved from
+ * q1, without the public keys' tests) grouped by the unit, the keys and
+ * accumulators' fields read from the call's state (dp_pg.unit_cell).
+ */
+static Query *
+DpCellsInnerQuery(DpCellsRewrite *cx, Query *q1, Aggref *cells, TargetEntry *unit_te,
+				  SortGroupClause *unit_sgc, Expr **pubkeys_in)
+{
+	Query	   *qf;
+	List	   *tlist = NIL;
+	Oid			cellargs[3] = {INTERNALOID, INT4OID, ANYELEMENTOID};
+	Oid			cellfn = DpLookupFunc("dp_pg", "unit_cell", 3, cellargs);
+	int			field = 0;
+	ListCell   *lc;
+
+	/* the inner query: one row per kept cell */
+	qf = makeNode(Query);
+	qf->commandType = CMD_SELECT;
+	qf->querySource = QSRC_ORIGINAL;
+	qf->canSetTag = true;
+	DpMoveRangeTable(qf, q1);
+	/* the cells take only declared keys: the WHERE need not test every row */
+	q1->jointree->quals = DpDropPublicKeyQuals(q1->jointree->quals, pubkeys_in);
+	qf->jointree = q1->jointree;
+	qf->hasAggs = true;
+	qf->hasTargetSRFs = true;
+	{
+		TargetEntry *te = makeTargetEntry(copyObject(unit_te->expr), 1, pstrdup("dp_unit"), false);
+		SortGroupClause *sgc = copyObject(unit_sgc);
+
+		te->ressortgroupref = 1;
+		sgc->tleSortGroupRef = 1;
+		tlist = list_make1(te);
+		qf->groupClause = list_make1(sgc);
+	}
+	cx->first_field_col = 2;
+	for (int k = 0; k < cx->nkeys + cx->nfields; k++)
+	{
+		Oid			type = InvalidOid;
+		int32		typmod = -1;
+		Oid			coll = InvalidOid;
+		FuncExpr   *fe;
+		char		name[NAMEDATALEN];
+
+		if (k < cx->nkeys)
+		{
+			Expr	   *e = list_nth_node(TargetEntry, q1->targetList, cx->keytle[k] - 1)->expr;
+
+			type = exprType((Node *) e);
+			typmod = exprTypmod((Node *) e);
+			coll = exprCollation((Node *) e);
+		}
+		else
+		{
+			/* an accumulator's field: its aggregate's type, or a clamped sum's count */
+			foreach(lc, cx->accs)
+			{
+				DpCellsAcc *acc = lfirst(lc);
+
+				if (acc->field == k - cx->nkeys)
+					type = exprType((Node *) acc->agg);
+				else if (acc->us != NULL && acc->field + 1 == k - cx->nkeys)
+					type = INT8OID;
+			}
+			Assert(OidIsValid(type));
+		}
+		fe = makeFuncExpr(cellfn, type,
+						  list_make3(copyObject(cells), DpInt4Const(field++), makeNullConst(type, typmod, coll)),
+						  coll, InvalidOid, COERCE_EXPLICIT_CALL);
+		fe->funcretset = true;
+		snprintf(name, sizeof(name), "dp_field%d", k);
+		tlist = lappend(tlist, makeTargetEntry((Expr *) fe, list_length(tlist) + 1, pstrdup(name), false));
+	}
+	qf->targetList = tlist;
+	return qf;
+}
+
+/* The projection over the inner query qf: q1's columns, in q1's order. */
+static Query *
+DpCellsProjection(DpCellsRewrite *cx, Query *q1, Query *qf)
+{
+	Query	   *qp;
+	List	   *tlist = NIL;
+	List	   *colnames = NIL;
+	RangeTblEntry *sub;
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	/* the projection: q1's columns, in q1's order */
+	qp = makeNode(Query);
+	qp->commandType = CMD_SELECT;
+	qp->querySource = QSRC_ORIGINAL;
+	qp->canSetTag = true;
+	tlist = NIL;
+	foreach(lc, q1->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+		Expr	   *e;
+		TargetEntry *nte;
+
+		if (te->resno == cx->unittle)
+			e = (Expr *) makeVar(1, 1, exprType((Node *) te->expr), exprTypmod((Node *) te->expr),
+								 exprCollation((Node *) te->expr), 0);
+		else
+		{
+			int			k;
+
+			for (k = 0; k < cx->nkeys; k++)
+				if (cx->keytle[k] == te->resno)
+					break;
+			if (k < cx->nkeys)
+				e = (Expr *) makeVar(1, cx->first_field_col + k, exprType((Node *) te->expr),
+									 exprTypmod((Node *) te->expr), exprCollation((Node *) te->expr), 0);
+			else
+			{
+				/* a clamped sum's column reads its two fields */
+				cx->sum = NULL;
+				foreach(lc2, cx->accs)
+				{
+					DpCellsAcc *acc = lfirst(lc2);
+
+					if (acc->us != NULL && acc->us->col == te->resno)
+					{
+						cx->sum = acc->us;
+						cx->sum_field = acc->field;
+					}
+				}
+				e = (Expr *) DpCellsMutator((Node *) te->expr, cx);
+			}
+		}
+		nte = makeTargetEntry(e, te->resno, te->resname ? pstrdup(te->resname) : NULL, te->resjunk);
+		tlist = lappend(tlist, nte);
+	}
+	qp->targetList = tlist;
+	foreach(lc2, qf->targetList)
+		colnames = lappend(colnames, makeString(pstrdup(lfirst_node(TargetEntry, lc2)->resname)));
+	sub = makeNode(RangeTblEntry);
+	sub->rtekind = RTE_SUBQUERY;
+	sub->subquery = qf;
+	sub->eref = makeAlias("dp_cells", colnames);
+	sub->lateral = false;
+	sub->inh = false;
+	sub->inFromCl = true;
+	qp->rtable = list_make1(sub);
+	qp->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)), NULL);
+	((RangeTblRef *) linitial(qp->jointree->fromlist))->rtindex = 1;
+	return qp;
+}
+
+/*
  * The inner level of a ranked bounded query (q1: GROUP BY unit, cells; one
  * contribution per dp aggregate), as
  *
@@ -974,21 +1344,10 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in, List *unit_sums)
 {
 	DpCellsRewrite cx;
 	Query	   *qf;
-	Query	   *qp;
 	StringInfoData spec;
-	List	   *args = NIL;
-	List	   *tlist = NIL;
 	Aggref	   *cells;
-	ListCell   *lc;
-	ListCell   *lc2;
-	RangeTblEntry *sub;
-	List	   *colnames = NIL;
 	TargetEntry *unit_te;
 	SortGroupClause *unit_sgc = linitial_node(SortGroupClause, q1->groupClause);
-	Oid			cellargs[3] = {INTERNALOID, INT4OID, ANYELEMENTOID};
-	Oid			cellsfn;
-	Oid			cellfn;
-	int			field = 0;
 
 	memset(&cx, 0, sizeof(cx));
 	cx.q1 = q1;
@@ -1000,248 +1359,15 @@ DpUnitCellsQuery(Query *q1, int32 groups, Expr **pubkeys_in, List *unit_sums)
 	cx.unittle = unit_te->resno;
 	initStringInfo(&spec);
 	appendStringInfo(&spec, "%d:", groups);
-	/* the cell keys: the GROUP BY clauses after the unit */
-	for_each_from(lc, q1->groupClause, 1)
-	{
-		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		TargetEntry *te = get_sortgroupclause_tle(sgc, q1->targetList);
-		Oid			type = exprType((Node *) te->expr);
-		Oid			coll = exprCollation((Node *) te->expr);
-		TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_CMP_PROC |
-											   TYPECACHE_HASH_EXTENDED_PROC | TYPECACHE_HASH_OPFAMILY);
-
-		/* the cells must be GROUP BY's: its equality, hashed by the same opfamily */
-		if (!OidIsValid(tc->eq_opr) || tc->eq_opr != sgc->eqop || !OidIsValid(tc->cmp_proc) ||
-			!OidIsValid(tc->hash_extended_proc) || !OidIsValid(tc->hash_opf) ||
-			!op_in_opfamily(sgc->eqop, tc->hash_opf) || cx.nkeys >= INDEX_MAX_KEYS - 1)
-			return NULL;
-		if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
-			return NULL;
-		/* "=": the key's declared public keys follow it (tested when a row's cell is not held) */
-		appendStringInfo(&spec, "k%u%s,", coll, pubkeys_in[cx.nkeys] != NULL ? "=" : "");
-		cx.keytle[cx.nkeys++] = te->resno;
-	}
-	if (cx.nkeys == 0)
+	if (!DpCellsKeys(&cx, q1, unit_te, pubkeys_in, &spec))
 		return NULL;
-	{
-		Oid			ut = exprType((Node *) unit_te->expr);
-		TypeCacheEntry *tc = lookup_type_cache(ut, TYPECACHE_HASH_EXTENDED_PROC);
-
-		if (!OidIsValid(tc->hash_extended_proc))
-			return NULL;
-	}
-	/*
-	 * The contributions: expressions of aggregates and constants only; a
-	 * bounded sum's two aggregates are one accumulator of two fields.
-	 */
-	foreach(lc, q1->targetList)
-	{
-		TargetEntry *te = lfirst_node(TargetEntry, lc);
-		bool		is_key = te->resno == cx.unittle;
-		DpUnitSum  *us = NULL;
-
-		for (int k = 0; k < cx.nkeys; k++)
-			if (cx.keytle[k] == te->resno)
-				is_key = true;
-		if (is_key)
-			continue;
-		foreach(lc2, unit_sums)
-			if (((DpUnitSum *) lfirst(lc2))->col == te->resno)
-				us = lfirst(lc2);
-		if (us != NULL && !DpCellsSumOnly((Node *) te->expr, us))
-		{
-			DpCellsAcc *acc = palloc0(sizeof(DpCellsAcc));
-
-			acc->kind = us->acc;
-			acc->agg = us->sum;
-			acc->us = us;
-			acc->field = cx.nfields;
-			cx.nfields += 2;
-			cx.accs = lappend(cx.accs, acc);
-		}
-		else
-			DpCellsCollect((Node *) te->expr, &cx);
-		if (!cx.ok)
-			return NULL;
-	}
-	/* unit_cells keeps at most 32 accumulators and 96 fields (agg_units.c) */
-	if (cx.nfields + cx.nkeys > 96 || list_length(cx.accs) > 32)
+	if (!DpCellsContributions(&cx, q1, unit_sums))
 		return NULL;
-
-	{
-		List	   *fnames = list_make2(makeString("dp_pg"), makeString("unit_cells"));
-		FuncCandidateList cands = FuncnameGetCandidates(fnames, -1, NIL, false, false, false, false);
-
-		if (cands == NULL || cands->next != NULL)
-			elog(ERROR, "dp_pg: function dp_pg.unit_cells is missing or ambiguous");
-		cellsfn = cands->oid;
-	}
-	cellfn = DpLookupFunc("dp_pg", "unit_cell", 3, cellargs);
-
-	/* dp_pg.unit_cells(NULL, "g:spec", dp_pg.unit_seed(), unit, keys..., accumulators...) */
-	foreach(lc, cx.accs)
-	{
-		DpCellsAcc *acc = lfirst(lc);
-
-		appendStringInfoChar(&spec, acc->kind);
-		if (acc->us != NULL ? acc->us->filter != NULL : acc->agg->aggfilter != NULL)
-			appendStringInfoChar(&spec, '?');
-	}
-	args = list_make4(makeNullConst(INTERNALOID, -1, InvalidOid),
-					  makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1, CStringGetTextDatum(spec.data), false, false),
-					  makeFuncExpr(DpLookupFunc("dp_pg", "unit_seed", 0, NULL), INT8OID, NIL, InvalidOid, InvalidOid,
-								   COERCE_EXPLICIT_CALL),
-					  copyObject(unit_te->expr));
-	for (int k = 0; k < cx.nkeys; k++)
-	{
-		args = lappend(args, copyObject(list_nth_node(TargetEntry, q1->targetList, cx.keytle[k] - 1)->expr));
-		if (pubkeys_in[k] != NULL)
-			args = lappend(args, copyObject(lsecond(castNode(ScalarArrayOpExpr, pubkeys_in[k])->args)));
-	}
-	foreach(lc, cx.accs)
-	{
-		DpCellsAcc *acc = lfirst(lc);
-		Aggref	   *a = acc->agg;
-
-		if (acc->us != NULL)
-		{
-			/* x, lo, hi and the user's FILTER: the clamp and the NaN / NULL test are unit_cells' */
-			args = lappend(args, copyObject(acc->us->x));
-			args = lappend(args, copyObject(acc->us->lo));
-			args = lappend(args, copyObject(acc->us->hi));
-			if (acc->us->filter != NULL)
-				args = lappend(args, copyObject(acc->us->filter));
-			continue;
-		}
-		if (!a->aggstar)
-			args = lappend(args, copyObject(linitial_node(TargetEntry, a->args)->expr));
-		if (a->aggfilter != NULL)
-			args = lappend(args, copyObject(a->aggfilter));
-	}
-	/* an aggregate takes at most FUNC_MAX_ARGS arguments: beyond, the window form */
-	if (list_length(args) > FUNC_MAX_ARGS)
+	cells = DpCellsCall(&cx, q1, unit_te, pubkeys_in, &spec);
+	if (cells == NULL)
 		return NULL;
-	cells = DpMakeAggref(cellsfn, INTERNALOID, args, InvalidOid, NULL, false);
-
-	/* the inner query: one row per kept cell */
-	qf = makeNode(Query);
-	qf->commandType = CMD_SELECT;
-	qf->querySource = QSRC_ORIGINAL;
-	qf->canSetTag = true;
-	DpMoveRangeTable(qf, q1);
-	/* the cells take only declared keys: the WHERE need not test every row */
-	q1->jointree->quals = DpDropPublicKeyQuals(q1->jointree->quals, pubkeys_in);
-	qf->jointree = q1->jointree;
-	qf->hasAggs = true;
-	qf->hasTargetSRFs = true;
-	{
-		TargetEntry *te = makeTargetEntry(copyObject(unit_te->expr), 1, pstrdup("dp_unit"), false);
-		SortGroupClause *sgc = copyObject(unit_sgc);
-
-		te->ressortgroupref = 1;
-		sgc->tleSortGroupRef = 1;
-		tlist = list_make1(te);
-		qf->groupClause = list_make1(sgc);
-	}
-	cx.first_field_col = 2;
-	for (int k = 0; k < cx.nkeys + cx.nfields; k++)
-	{
-		Oid			type = InvalidOid;
-		int32		typmod = -1;
-		Oid			coll = InvalidOid;
-		FuncExpr   *fe;
-		char		name[NAMEDATALEN];
-
-		if (k < cx.nkeys)
-		{
-			Expr	   *e = list_nth_node(TargetEntry, q1->targetList, cx.keytle[k] - 1)->expr;
-
-			type = exprType((Node *) e);
-			typmod = exprTypmod((Node *) e);
-			coll = exprCollation((Node *) e);
-		}
-		else
-		{
-			/* an accumulator's field: its aggregate's type, or a clamped sum's count */
-			foreach(lc, cx.accs)
-			{
-				DpCellsAcc *acc = lfirst(lc);
-
-				if (acc->field == k - cx.nkeys)
-					type = exprType((Node *) acc->agg);
-				else if (acc->us != NULL && acc->field + 1 == k - cx.nkeys)
-					type = INT8OID;
-			}
-			Assert(OidIsValid(type));
-		}
-		fe = makeFuncExpr(cellfn, type,
-						  list_make3(copyObject(cells), DpInt4Const(field++), makeNullConst(type, typmod, coll)),
-						  coll, InvalidOid, COERCE_EXPLICIT_CALL);
-		fe->funcretset = true;
-		snprintf(name, sizeof(name), "dp_field%d", k);
-		tlist = lappend(tlist, makeTargetEntry((Expr *) fe, list_length(tlist) + 1, pstrdup(name), false));
-	}
-	qf->targetList = tlist;
-
-	/* the projection: q1's columns, in q1's order */
-	qp = makeNode(Query);
-	qp->commandType = CMD_SELECT;
-	qp->querySource = QSRC_ORIGINAL;
-	qp->canSetTag = true;
-	tlist = NIL;
-	foreach(lc, q1->targetList)
-	{
-		TargetEntry *te = lfirst_node(TargetEntry, lc);
-		Expr	   *e;
-		TargetEntry *nte;
-
-		if (te->resno == cx.unittle)
-			e = (Expr *) makeVar(1, 1, exprType((Node *) te->expr), exprTypmod((Node *) te->expr),
-								 exprCollation((Node *) te->expr), 0);
-		else
-		{
-			int			k;
-
-			for (k = 0; k < cx.nkeys; k++)
-				if (cx.keytle[k] == te->resno)
-					break;
-			if (k < cx.nkeys)
-				e = (Expr *) makeVar(1, cx.first_field_col + k, exprType((Node *) te->expr),
-									 exprTypmod((Node *) te->expr), exprCollation((Node *) te->expr), 0);
-			else
-			{
-				/* a clamped sum's column reads its two fields */
-				cx.sum = NULL;
-				foreach(lc2, cx.accs)
-				{
-					DpCellsAcc *acc = lfirst(lc2);
-
-					if (acc->us != NULL && acc->us->col == te->resno)
-					{
-						cx.sum = acc->us;
-						cx.sum_field = acc->field;
-					}
-				}
-				e = (Expr *) DpCellsMutator((Node *) te->expr, &cx);
-			}
-		}
-		nte = makeTargetEntry(e, te->resno, te->resname ? pstrdup(te->resname) : NULL, te->resjunk);
-		tlist = lappend(tlist, nte);
-	}
-	qp->targetList = tlist;
-	foreach(lc2, qf->targetList)
-		colnames = lappend(colnames, makeString(pstrdup(lfirst_node(TargetEntry, lc2)->resname)));
-	sub = makeNode(RangeTblEntry);
-	sub->rtekind = RTE_SUBQUERY;
-	sub->subquery = qf;
-	sub->eref = makeAlias("dp_cells", colnames);
-	sub->lateral = false;
-	sub->inh = false;
-	sub->inFromCl = true;
-	qp->rtable = list_make1(sub);
-	qp->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)), NULL);
-	((RangeTblRef *) linitial(qp->jointree->fromlist))->rtindex = 1;
-	return qp;
+	qf = DpCellsInnerQuery(&cx, q1, cells, unit_te, unit_sgc, pubkeys_in);
+	return DpCellsProjection(&cx, q1, qf);
 }
 
 /*
@@ -1294,45 +1420,19 @@ DpReleasedCellsAtMost(Query *q, List *aggs, bool public_groups, ArrayType **pubk
 }
 
 /*
- * Rewrite q (validated: one protected table at prot_rti, dp aggregates,
- * GROUP BY on columns) so that each unit's contribution is bounded before
- * noise (see the section comment).  relid: for the public keys of GROUP BY
- * columns of a protected table.  Adds partition selection or the public-key
- * join for GROUP BY, as for tables without a unit.
+ * The distinct dp aggregates of q's target list and HAVING (all of them in
+ * *found), refusing those that have no bounded form on a table with a
+ * privacy unit; *has_histogram if one is a histogram.
  */
-void
-DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitBound *ub)
+static List *
+DpUnitCollectAggs(Query *q, List **found, bool *has_histogram)
 {
-	DpUnitRewrite cxt;
-	Query	   *q1 = makeNode(Query);
-	List	   *found = NIL;
 	List	   *distinct = NIL;
 	ListCell   *lc;
-	RangeTblEntry *rte = rt_fetch(prot_rti, q->rtable);
-	RangeTblEntry *sub;
-	List	   *colnames = NIL;
-	AttrNumber	unitcol;
-	AttrNumber	rankcol = 0;
-	bool		has_histogram = false;
-	bool		distinct_count = false;
-	bool		cells;
-	bool		ranked;
-	int64		max_cells;
-	ArrayType  *pubkeys[INDEX_MAX_KEYS];
-	bool		public_groups = false;
-	List	   *key_quals = NIL;
-	List	   *narrow = NIL;
-	int			n = 0;
 
-	memset(&cxt, 0, sizeof(cxt));
-	cxt.q1 = q1;
-	cxt.prot_rti = prot_rti;
-	cxt.ub = ub;
-	cxt.pstate = make_parsestate(NULL);
-
-	DpCollectDpAggs((Node *) q->targetList, &found);
-	DpCollectDpAggs(q->havingQual, &found);
-	foreach(lc, found)
+	DpCollectDpAggs((Node *) q->targetList, found);
+	DpCollectDpAggs(q->havingQual, found);
+	foreach(lc, *found)
 	{
 		Aggref	   *a = lfirst(lc);
 		const DpAggKind *kind = DpKindOfAggregate(a->aggfnoid);
@@ -1347,13 +1447,27 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 						  "Each row of a locally private column is randomized on its own: a person with several rows "
 						  "has the column's epsilon once per row, and estimates have no per-unit bound yet.");
 		if (kind == &dp_histogram_bins_kind || kind == &dp_histogram_width_kind || kind == &dp_histogram_keys_kind)
-			has_histogram = true;
+			*has_histogram = true;
 		foreach(lc2, distinct)
 			if (equal(lfirst(lc2), a))
 				dup = true;
 		if (!dup)
 			distinct = lappend(distinct, a);
 	}
+	return distinct;
+}
+
+/*
+ * Is the query a distinct count of a value (count(DISTINCT x), x not the
+ * unit)?  It must then be the only dp aggregate; a histogram must be the
+ * only one too, without GROUP BY.
+ */
+static bool
+DpUnitDistinctCount(Query *q, List *distinct, int prot_rti, const DpUnitBound *ub, bool has_histogram)
+{
+	bool		distinct_count = false;
+	ListCell   *lc;
+
 	/* count(DISTINCT x) of a value: the only dp aggregate, over public keys reaching at most g cells */
 	foreach(lc, distinct)
 	{
@@ -1380,29 +1494,24 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 				 errdetail("Its bins are the cells each unit's contribution is bounded over."),
 				 errhint("Run the histogram in a query of its own.")));
 	}
-	cells = has_histogram || q->groupClause != NIL;
+	return distinct_count;
+}
 
-	/* public keys of the GROUP BY columns (before the query changes) */
-	if (q->groupClause != NIL && is_protected)
-		public_groups = DpGroupPublicKeys(q, relid, prot_rti, pubkeys);
+/*
+ * q1, the inner query: q's FROM and WHERE (moved from q), grouped by the
+ * unit (ordered if its cells are ranked) and by q's GROUP BY keys (in
+ * cxt->keys and cxt->keycols), with a column that is true in every row.
+ */
+static void
+DpUnitInnerQuery(DpUnitRewrite *cxt, Query *q, bool ranked)
+{
+	Query	   *q1 = cxt->q1;
+	RangeTblEntry *rte = rt_fetch(cxt->prot_rti, q->rtable);
+	const DpUnitBound *ub = cxt->ub;
+	int			prot_rti = cxt->prot_rti;
+	AttrNumber	unitcol;
+	ListCell   *lc;
 
-	/*
-	 * When the released cells are at most g whatever the data (every public
-	 * key combination, or the bins of a histogram with constant bins), no
-	 * unit can reach more than g of them: the ranking is not needed (cells
-	 * outside them are never released), and fewer than g cells split the
-	 * mechanism fewer ways.
-	 */
-	max_cells = cells ? DpReleasedCellsAtMost(q, distinct, public_groups, pubkeys) : 1;
-	ranked = cells && max_cells > ub->groups;
-	if (distinct_count && (ranked || (q->groupClause != NIL && !public_groups)))
-		DpGuardRefuse("on a table with a privacy unit, count(DISTINCT <column>) is grouped only by public keys reaching at most max_groups_contributed groups",
-					  "Each person keeps at most max_rows_per_unit of its values in each of its groups; "
-					  "a GROUP BY that a person could reach more often, or partition selection, would need its rows.");
-	/* a unit reaches at most this many released cells: the mechanism is split over them */
-	cxt.groups = (int32) Min((int64) ub->groups, Max(max_cells, 1));
-
-	/* the inner query: the user's FROM and WHERE, grouped by unit and cell */
 	q1->commandType = CMD_SELECT;
 	q1->querySource = QSRC_ORIGINAL;
 	q1->canSetTag = true;
@@ -1431,65 +1540,84 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 		TargetEntry *te;
 		SortGroupClause *copy = copyObject(sgc);
 
-		snprintf(kname, sizeof(kname), "dp_key%d", cxt.nkeys + 1);
-		cxt.keys[cxt.nkeys] = key;
-		cxt.keycols[cxt.nkeys] = DpAddColumn(q1, (Expr *) copyObject(key), kname, false);
-		te = list_nth_node(TargetEntry, q1->targetList, cxt.keycols[cxt.nkeys] - 1);
-		te->ressortgroupref = cxt.keycols[cxt.nkeys] + 1000;
+		snprintf(kname, sizeof(kname), "dp_key%d", cxt->nkeys + 1);
+		cxt->keys[cxt->nkeys] = key;
+		cxt->keycols[cxt->nkeys] = DpAddColumn(q1, (Expr *) copyObject(key), kname, false);
+		te = list_nth_node(TargetEntry, q1->targetList, cxt->keycols[cxt->nkeys] - 1);
+		te->ressortgroupref = cxt->keycols[cxt->nkeys] + 1000;
 		copy->tleSortGroupRef = te->ressortgroupref;
 		q1->groupClause = lappend(q1->groupClause, copy);
-		cxt.nkeys++;
+		cxt->nkeys++;
 	}
-	/*
-	 * GROUP BY on public keys: rows with undeclared keys are never released,
-	 * so they take none of a unit's g cells (key = ANY(<declared keys>)).
-	 */
-	if (public_groups)
+}
+
+/*
+ * GROUP BY on public keys: rows with undeclared keys are never released, so
+ * they take none of a unit's g cells (key = ANY(<declared keys>) added to
+ * q1's WHERE, in cxt->pubkeys_in); *key_quals and *narrow: the key-only
+ * predicates and the generalised keys' narrowing, for the outer query.
+ */
+static void
+DpUnitPublicKeysIn(DpUnitRewrite *cxt, Query *q, Oid relid, ArrayType **pubkeys, List **key_quals, List **narrow)
+{
+	Query	   *q1 = cxt->q1;
+	int			prot_rti = cxt->prot_rti;
+
+	AttrNumber	atts[INDEX_MAX_KEYS];
+	bool		all_columns = true;
+
+	for (int k = 0; k < cxt->nkeys; k++)
 	{
-		AttrNumber	atts[INDEX_MAX_KEYS];
-		bool		all_columns = true;
-
-		for (int k = 0; k < cxt.nkeys; k++)
-		{
-			all_columns &= IsA(cxt.keys[k], Var);
-			atts[k] = IsA(cxt.keys[k], Var) ? ((Var *) cxt.keys[k])->varattno : 0;
-		}
-		/* key-only predicates restrict the listed keys of columns, and of generalised keys (narrow.c) */
-		if (all_columns)
-			key_quals = DpKeyOnlyQuals(q1->jointree->quals, prot_rti, atts, cxt.nkeys);
-		narrow = DpNarrowingOf(q1->jointree->quals, prot_rti, relid, cxt.keys, cxt.nkeys);
-		for (int k = 0; k < cxt.nkeys; k++)
-		{
-			Node	   *key = cxt.keys[k];
-			Oid			arrtype = get_array_type(exprType(key));
-			SortGroupClause *sgc = list_nth_node(SortGroupClause, q->groupClause, k);
-			List	   *consts = DpPublicKeyConsts(pubkeys[k], key);
-			ArrayExpr  *ae;
-			ScalarArrayOpExpr *sa;
-
-			if (!OidIsValid(arrtype) || consts == NIL)
-				continue;
-			ae = makeNode(ArrayExpr);
-			ae->array_typeid = arrtype;
-			ae->array_collid = exprCollation(key);
-			ae->element_typeid = exprType(key);
-			ae->elements = consts;
-			ae->multidims = false;
-			ae->location = -1;
-			sa = makeNode(ScalarArrayOpExpr);
-			sa->opno = sgc->eqop;
-			sa->opfuncid = InvalidOid;
-			sa->hashfuncid = InvalidOid;
-			sa->negfuncid = InvalidOid;
-			sa->useOr = true;
-			sa->inputcollid = exprCollation(key);
-			sa->args = list_make2(copyObject(key), ae);
-			sa->location = -1;
-			set_sa_opfuncid(sa);
-			q1->jointree->quals = (Node *) DpAnd((Expr *) q1->jointree->quals, (Expr *) sa);
-			cxt.pubkeys_in[k] = (Expr *) sa;
-		}
+		all_columns &= IsA(cxt->keys[k], Var);
+		atts[k] = IsA(cxt->keys[k], Var) ? ((Var *) cxt->keys[k])->varattno : 0;
 	}
+	/* key-only predicates restrict the listed keys of columns, and of generalised keys (narrow.c) */
+	if (all_columns)
+		*key_quals = DpKeyOnlyQuals(q1->jointree->quals, prot_rti, atts, cxt->nkeys);
+	*narrow = DpNarrowingOf(q1->jointree->quals, prot_rti, relid, cxt->keys, cxt->nkeys);
+	for (int k = 0; k < cxt->nkeys; k++)
+	{
+		Node	   *key = cxt->keys[k];
+		Oid			arrtype = get_array_type(exprType(key));
+		SortGroupClause *sgc = list_nth_node(SortGroupClause, q->groupClause, k);
+		List	   *consts = DpPublicKeyConsts(pubkeys[k], key);
+		ArrayExpr  *ae;
+		ScalarArrayOpExpr *sa;
+
+		if (!OidIsValid(arrtype) || consts == NIL)
+			continue;
+		ae = makeNode(ArrayExpr);
+		ae->array_typeid = arrtype;
+		ae->array_collid = exprCollation(key);
+		ae->element_typeid = exprType(key);
+		ae->elements = consts;
+		ae->multidims = false;
+		ae->location = -1;
+		sa = makeNode(ScalarArrayOpExpr);
+		sa->opno = sgc->eqop;
+		sa->opfuncid = InvalidOid;
+		sa->hashfuncid = InvalidOid;
+		sa->negfuncid = InvalidOid;
+		sa->useOr = true;
+		sa->inputcollid = exprCollation(key);
+		sa->args = list_make2(copyObject(key), ae);
+		sa->location = -1;
+		set_sa_opfuncid(sa);
+		q1->jointree->quals = (Node *) DpAnd((Expr *) q1->jointree->quals, (Expr *) sa);
+		cxt->pubkeys_in[k] = (Expr *) sa;
+	}
+}
+
+/*
+ * Each distinct dp aggregate's inner contribution and outer bounded call
+ * (DpBoundOneAgg); identical calls (the others of found) share the bounded
+ * call of the first.
+ */
+static void
+DpUnitBoundAggs(DpUnitRewrite *cxt, List *distinct, List *found)
+{
+	ListCell   *lc;
+	int			n = 0;
 
 	foreach(lc, distinct)
 	{
@@ -1497,15 +1625,15 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 
 		ba->orig = lfirst(lc);
 		ba->kind = DpKindOfAggregate(ba->orig->aggfnoid);
-		DpBoundOneAgg(&cxt, ba, ++n);
-		cxt.aggs = lappend(cxt.aggs, ba);
+		DpBoundOneAgg(cxt, ba, ++n);
+		cxt->aggs = lappend(cxt->aggs, ba);
 	}
 	/* identical calls share the bounded call of the first */
 	foreach(lc, found)
 	{
 		ListCell   *lc2;
 
-		foreach(lc2, cxt.aggs)
+		foreach(lc2, cxt->aggs)
 		{
 			DpBoundedAgg *ba = lfirst(lc2);
 
@@ -1515,11 +1643,114 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 
 				*alias = *ba;
 				alias->orig = lfirst(lc);
-				cxt.aggs = lappend(cxt.aggs, alias);
+				cxt->aggs = lappend(cxt->aggs, alias);
 				break;
 			}
 		}
 	}
+}
+
+/*
+ * q becomes the outer query: it reads q1 (the units' contributions, as the
+ * subquery dp_units; rows of rank at most g if rankcol is not 0), its dp
+ * aggregates replaced by their bounded calls.
+ */
+static void
+DpUnitOuterQuery(DpUnitRewrite *cxt, Query *q, Query *q1, AttrNumber rankcol)
+{
+	const DpUnitBound *ub = cxt->ub;
+	List	   *colnames = NIL;
+	RangeTblEntry *sub;
+	ListCell   *lc;
+
+	/* the outer query reads q1 */
+	foreach(lc, q1->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+
+		if (!te->resjunk)
+			colnames = lappend(colnames, makeString(pstrdup(te->resname)));
+	}
+	sub = makeNode(RangeTblEntry);
+	sub->rtekind = RTE_SUBQUERY;
+	sub->subquery = q1;
+	sub->eref = makeAlias("dp_units", colnames);
+	sub->lateral = false;
+	sub->inh = false;
+	sub->inFromCl = true;
+	q->targetList = (List *) DpUnitMutator((Node *) q->targetList, cxt);
+	q->havingQual = DpUnitMutator(q->havingQual, cxt);
+	q->rtable = list_make1(sub);
+	q->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)),
+							   rankcol != 0 ? (Node *) DpOp(cxt->pstate, "<=",
+													 (Expr *) makeVar(1, rankcol, INT8OID, -1, InvalidOid, 0),
+													 (Expr *) DpInt8Const(ub->groups)) : NULL);
+	((RangeTblRef *) linitial(q->jointree->fromlist))->rtindex = 1;
+	q->hasAggs = true;
+}
+
+/*
+ * Rewrite q (validated: one protected table at prot_rti, dp aggregates,
+ * GROUP BY on columns) so that each unit's contribution is bounded before
+ * noise (see the section comment).  relid: for the public keys of GROUP BY
+ * columns of a protected table.  Adds partition selection or the public-key
+ * join for GROUP BY, as for tables without a unit.
+ */
+void
+DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitBound *ub)
+{
+	DpUnitRewrite cxt;
+	Query	   *q1 = makeNode(Query);
+	List	   *found = NIL;
+	List	   *distinct = NIL;
+	AttrNumber	rankcol = 0;
+	bool		has_histogram = false;
+	bool		distinct_count = false;
+	bool		cells;
+	bool		ranked;
+	int64		max_cells;
+	ArrayType  *pubkeys[INDEX_MAX_KEYS];
+	bool		public_groups = false;
+	List	   *key_quals = NIL;
+	List	   *narrow = NIL;
+
+	memset(&cxt, 0, sizeof(cxt));
+	cxt.q1 = q1;
+	cxt.prot_rti = prot_rti;
+	cxt.ub = ub;
+	cxt.pstate = make_parsestate(NULL);
+
+	distinct = DpUnitCollectAggs(q, &found, &has_histogram);
+	distinct_count = DpUnitDistinctCount(q, distinct, prot_rti, ub, has_histogram);
+	cells = has_histogram || q->groupClause != NIL;
+
+	/* public keys of the GROUP BY columns (before the query changes) */
+	if (q->groupClause != NIL && is_protected)
+		public_groups = DpGroupPublicKeys(q, relid, prot_rti, pubkeys);
+
+	/*
+	 * When the released cells are at most g whatever the data (every public
+	 * key combination, or the bins of a histogram with constant bins), no
+	 * unit can reach more than g of them: the ranking is not needed (cells
+	 * outside them are never released), and fewer than g cells split the
+	 * mechanism fewer ways.
+	 */
+	max_cells = cells ? DpReleasedCellsAtMost(q, distinct, public_groups, pubkeys) : 1;
+	ranked = cells && max_cells > ub->groups;
+	if (distinct_count && (ranked || (q->groupClause != NIL && !public_groups)))
+		DpGuardRefuse("on a table with a privacy unit, count(DISTINCT <column>) is grouped only by public keys reaching at most max_groups_contributed groups",
+					  "Each person keeps at most max_rows_per_unit of its values in each of its groups; "
+					  "a GROUP BY that a person could reach more often, or partition selection, would need its rows.");
+	/* a unit reaches at most this many released cells: the mechanism is split over them */
+	cxt.groups = (int32) Min((int64) ub->groups, Max(max_cells, 1));
+
+	/* the inner query: the user's FROM and WHERE, grouped by unit and cell */
+	DpUnitInnerQuery(&cxt, q, ranked);
+	/* GROUP BY on public keys: rows with undeclared keys take no cell */
+	if (public_groups)
+		DpUnitPublicKeysIn(&cxt, q, relid, pubkeys, &key_quals, &narrow);
+
+	DpUnitBoundAggs(&cxt, distinct, found);
 
 	/* a distinct count: the distinct (cell, value) pairs the units keep */
 	if (cxt.distinct_col != 0)
@@ -1543,29 +1774,7 @@ DpBoundUnits(Query *q, int prot_rti, Oid relid, bool is_protected, const DpUnitB
 		rankcol = DpUnitRankColumn(q1);
 
 	/* the outer query reads q1 */
-	foreach(lc, q1->targetList)
-	{
-		TargetEntry *te = lfirst_node(TargetEntry, lc);
-
-		if (!te->resjunk)
-			colnames = lappend(colnames, makeString(pstrdup(te->resname)));
-	}
-	sub = makeNode(RangeTblEntry);
-	sub->rtekind = RTE_SUBQUERY;
-	sub->subquery = q1;
-	sub->eref = makeAlias("dp_units", colnames);
-	sub->lateral = false;
-	sub->inh = false;
-	sub->inFromCl = true;
-	q->targetList = (List *) DpUnitMutator((Node *) q->targetList, &cxt);
-	q->havingQual = DpUnitMutator(q->havingQual, &cxt);
-	q->rtable = list_make1(sub);
-	q->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)),
-							   rankcol != 0 ? (Node *) DpOp(cxt.pstate, "<=",
-													 (Expr *) makeVar(1, rankcol, INT8OID, -1, InvalidOid, 0),
-													 (Expr *) DpInt8Const(ub->groups)) : NULL);
-	((RangeTblRef *) linitial(q->jointree->fromlist))->rtindex = 1;
-	q->hasAggs = true;
+	DpUnitOuterQuery(&cxt, q, q1, rankcol);
 
 	/* GROUP BY: every public key, or private partition selection over units */
 	if (q->groupClause != NIL)
