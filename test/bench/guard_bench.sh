@@ -36,8 +36,8 @@ SQL
 echo "fsync = $(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc 'SHOW fsync'), $(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc 'SELECT version()' | cut -d' ' -f1-2)"
 
 q() { printf '%s\n' "$2" > "$SCRATCH/$1.sql"; chmod 644 "$SCRATCH/$1.sql"; }
-q count "SELECT dp_count(id, 'laplace(epsilon=0.001)') FROM prot;"
-q group "SELECT region, dp_count(id, 'laplace(epsilon=0.001)') FROM prot GROUP BY region;"
+q count "SELECT dp_count(id, 'laplace(epsilon=0.01)') FROM prot;"
+q group "SELECT region, dp_count(id, 'laplace(epsilon=0.01)') FROM prot GROUP BY region;"
 q join "SELECT p.label, dp_count(*) FROM prot JOIN pub p USING (region) WHERE prot.id > 10 GROUP BY p.label HAVING dp_count(*) > 0 ORDER BY 2 DESC LIMIT 3;"
 # the SQL BI tools write (src/guard/translate.c): a plain count, the same with
 # a relative-date filter computed before the query runs (dp_pg.run_constant)

@@ -45,7 +45,7 @@ echo "$(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc 'SELECT version()' | cut -d'
 
 q() { printf '%s\n' "$2" > "$SCRATCH/$1.sql"; chmod 644 "$SCRATCH/$1.sql"; }
 for k in i1000 n1000 f1000 iv1000 j1000 i100k n100k f100k j100k; do
-	q "dp_$k" "SELECT count(*) FROM (SELECT $k, dp_count(1, 'laplace(epsilon=0.001)') FROM prot GROUP BY $k) s;"
+	q "dp_$k" "SELECT count(*) FROM (SELECT $k, dp_count(1, 'laplace(epsilon=0.01)') FROM prot GROUP BY $k) s;"
 	q "plain_$k" "SELECT count(*) FROM (SELECT $k, count(*) FROM prot GROUP BY $k) s;"
 done
 

@@ -31,9 +31,9 @@ SQL
 SHOW_FSYNC=$(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc "SHOW fsync")
 echo "fsync = $SHOW_FSYNC, synchronous_commit of the ledger = on"
 
-printf "SELECT dp_count(id, 'laplace(epsilon=0.001)') FROM one;\n" > "$SCRATCH/dp.sql"
+printf "SELECT dp_count(id, 'laplace(epsilon=0.01)') FROM one;\n" > "$SCRATCH/dp.sql"
 printf "SELECT count(*) FROM one;\n" > "$SCRATCH/plain.sql"
-printf "SELECT dp_count(id, 'laplace(epsilon=0.001)') FROM prot;\n" > "$SCRATCH/prot.sql"
+printf "SELECT dp_count(id, 'laplace(epsilon=0.01)') FROM prot;\n" > "$SCRATCH/prot.sql"
 chmod 644 "$SCRATCH"/*.sql
 
 # latency percentiles from pgbench's per-transaction log (column 3: microseconds)

@@ -70,8 +70,8 @@ CONF
 done
 echo "fsync = $(dp_psql "$SCRATCH" "$DP_PORT" postgres -Atc 'SHOW fsync'), ledger commits synchronous; standbys asynchronous; $(nproc) cores"
 
-printf "SELECT dp_count(id, 'laplace(epsilon=0.001)') FROM one;\n" >"$SCRATCH/one.sql"
-printf "SELECT dp_count(id, 'laplace(epsilon=0.001)') FROM big;\n" >"$SCRATCH/big.sql"
+printf "SELECT dp_count(id, 'laplace(epsilon=0.01)') FROM one;\n" >"$SCRATCH/one.sql"
+printf "SELECT dp_count(id, 'laplace(epsilon=0.01)') FROM big;\n" >"$SCRATCH/big.sql"
 chmod 644 "$SCRATCH"/*.sql
 
 host_of() { case $1 in "$DP_PORT") echo "$SCRATCH" ;; "$P1") echo "$SCRATCH/s1" ;; *) echo "$SCRATCH/s2" ;; esac; }
