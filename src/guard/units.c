@@ -403,6 +403,20 @@ DpDistinctValues(DpUnitRewrite *cxt, Query *q1, int64 r)
 	return q2;
 }
 
+/* The outer call of a count: dp_pg.bounded_count(q1's column col, 0, r, mechanism, g). */
+static Node *
+DpBoundedCountCall(DpUnitRewrite *cxt, DpBoundedAgg *ba, AttrNumber col, int64 r)
+{
+	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, DpMechanismType(), INT4OID};
+
+	return (Node *)
+		DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
+					 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
+								DpInt8Const(0), DpInt8Const(r),
+								DpAggMechanism(ba->orig, ba->kind), DpInt4Const(cxt->groups)),
+					 InvalidOid, NULL, false);
+}
+
 /*
  * A distinct count of a value x: q1 is grouped by x too, and keeps at most
  * r of a unit's values per cell (its r least, DpBoundUnits); every distinct
@@ -414,9 +428,6 @@ DpBoundUnitDistinctCount(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int
 {
 	Query	   *q1 = cxt->q1;
 	Aggref	   *a = ba->orig;
-	const DpAggKind *kind = ba->kind;
-	Oid			mechtype = DpMechanismType();
-	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, mechtype, INT4OID};
 	Expr	   *x = DpAggArg(a, 0);
 	AttrNumber	col;
 
@@ -425,12 +436,7 @@ DpBoundUnitDistinctCount(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int
 	q1->jointree->quals = (Node *) DpAnd(DpAnd((Expr *) q1->jointree->quals, filter),
 										 (Expr *) DpIsNotNull((Expr *) copyObject(x)));
 	col = DpAddColumn(q1, (Expr *) DpInt8Const(1), name, false);
-	ba->replacement = (Node *)
-		DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
-					 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
-								DpInt8Const(0), DpInt8Const(r),
-								DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
-					 InvalidOid, NULL, false);
+	ba->replacement = DpBoundedCountCall(cxt, ba, col, r);
 }
 
 /* A count: each unit adds least(its rows, r) to its cell. */
@@ -441,22 +447,15 @@ DpBoundUnitCount(DpUnitRewrite *cxt, DpBoundedAgg *ba, Expr *filter, int64 r, ch
 	Query	   *q1 = cxt->q1;
 	Aggref	   *a = ba->orig;
 	const DpAggKind *kind = ba->kind;
-	Oid			mechtype = DpMechanismType();
 	Aggref	   *cnt;
 	AttrNumber	col;
-	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, mechtype, INT4OID};
 
 	if (kind == &dp_count_star_kind)
 		cnt = DpMakeAggref(F_COUNT_, INT8OID, NIL, InvalidOid, filter, true);
 	else
 		cnt = DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(DpAggArg(a, 0)), a->inputcollid, filter, false);
 	col = DpAddColumn(q1, DpMinMax(IS_LEAST, INT8OID, (Expr *) cnt, (Expr *) DpInt8Const(r)), name, false);
-	ba->replacement = (Node *)
-		DpMakeAggref(DpLookupFunc("dp_pg", "bounded_count", 5, argtypes), INT8OID,
-					 list_make5(makeVar(1, col, INT8OID, -1, InvalidOid, 0),
-								DpInt8Const(0), DpInt8Const(r),
-								DpAggMechanism(a, kind), DpInt4Const(cxt->groups)),
-					 InvalidOid, NULL, false);
+	ba->replacement = DpBoundedCountCall(cxt, ba, col, r);
 }
 
 /* A bounded sum: each unit adds its sum of clamped values, clamped to [k*lo, k*hi]. */
