@@ -1392,6 +1392,190 @@ PuReplaceKeyMutator(Node *node, Node **pair)
  * ------------------------------------------------------------------------
  */
 
+/* What a per-unit query (q over the per-unit subquery in) may not do: refused. */
+static void
+PuRefuseShapes(Query *q, Query *in)
+{
+	if (in->cteList != NIL || in->hasRecursive || in->hasModifyingCTE)
+		PuRefuse("WITH is not allowed in the per-unit subquery", "Write the per-unit subquery in FROM.");
+	if (in->groupingSets != NIL || in->groupDistinct)
+		PuRefuse("GROUPING SETS are not allowed in the per-unit subquery", "Group by the unit and keys.");
+	if (in->limitCount != NULL || in->limitOffset != NULL || in->hasWindowFuncs || in->distinctClause != NIL ||
+		in->hasTargetSRFs)
+		PuRefuse("per-unit values never leave the DP level",
+				 "LIMIT, OFFSET, DISTINCT, window and set-returning functions in the per-unit subquery would choose "
+				 "or show units by their values.");
+	if (q->groupingSets != NIL || q->groupDistinct)
+		PuRefuse("GROUPING SETS are not allowed over per-unit values", "Run one GROUP BY per grouping set.");
+	if (q->setOperations != NULL || q->cteList != NIL || q->rowMarks != NIL || q->hasRecursive)
+		PuRefuse("this query over per-unit values is not allowed", "WITH, set operations and row locks are not.");
+	if (!q->hasAggs && q->groupClause == NIL)
+		PuRefuse("per-unit values leave only through the dp aggregates over them",
+				 "Select aggregates of the per-unit values (avg(n), count(*) ... GROUP BY n), never the values themselves.");
+}
+
+/*
+ * The inner query's FROM, WHERE and keys, checked as a dp query's (shape.c):
+ * a copy of in (its keys first, then its aggregates), with the unit's bound,
+ * the tables elevated and pu->rtis its relations; returned (also pu->inner).
+ */
+static Query *
+PuCheckInner(DpPerUnit *pu, Query *in)
+{
+	Query	   *iv;
+	List	   *aggtles = NIL;
+	List	   *keytles = NIL;
+	ListCell   *lc;
+
+	iv = copyObject(in);
+	foreach(lc, iv->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+
+		if (te->ressortgroupref != 0 && get_sortgroupref_clause_noerr(te->ressortgroupref, iv->groupClause) != NULL)
+			keytles = lappend(keytles, te);
+		else
+			aggtles = lappend(aggtles, te);
+	}
+	iv->targetList = keytles;
+	{
+		Node	   *having = iv->havingQual;
+
+		iv->havingQual = NULL;
+		iv->hasAggs = false;
+		DpShapeValidate(iv, pu->p, &pu->shape);
+		iv->havingQual = having;
+		iv->hasAggs = in->hasAggs;
+	}
+	iv->targetList = list_concat(iv->targetList, aggtles);
+	pu->inner = iv;
+	if (pu->shape.prot_rti != pu->prot_rti)
+		PuRefuse("the per-unit subquery groups by the privacy unit of its first protected table",
+				 "Group by that table's unit column.");
+	if (pu->shape.partner_rti != 0)
+		DpUnitJoinBound(&pu->shape, &pu->ub);		/* two tables joined on their unit */
+	else
+		(void) DpUnitBoundOf(pu->p, &pu->ub);
+	DpGuardElevate(iv, rt_fetch(pu->shape.prot_rti, iv->rtable));
+	if (pu->shape.partner_rti != 0)
+		DpGuardElevate(iv, rt_fetch(pu->shape.partner_rti, iv->rtable));
+	{
+		int			rti = 0;
+
+		foreach(lc, iv->rtable)
+		{
+			rti++;
+			if (lfirst_node(RangeTblEntry, lc)->rtekind == RTE_RELATION)
+				pu->rtis = bms_add_member(pu->rtis, rti);
+		}
+	}
+	return iv;
+}
+
+/*
+ * The outer GROUP BY: K (each of them), or per-unit values (released in
+ * canonical form); never the unit.  Each key's listed values in arrs (NULL:
+ * not listed, then *listed is false), the keys in *okeys, their number *nk.
+ */
+static void
+PuOuterGroupKeys(DpPerUnit *pu, Query *q, ArrayType **arrs, List **okeys, bool *listed, int *nk)
+{
+	bool		kseen[INDEX_MAX_KEYS] = {0};
+	ListCell   *lc;
+
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *te = get_sortgroupclause_tle(sgc, q->targetList);
+		Node	   *key = (Node *) te->expr;
+		Var		   *kv = DpStripVar(key);
+		int			kk = -1;
+		Node	   *pair[2];
+
+		if (contain_agg_clause(key) || contain_subplans(key) || contain_volatile_functions(key))
+			PuRefuse("GROUP BY keys over per-unit values are values and expressions of them", "Found another key.");
+		if (kv != NULL && kv->varno == 1 && kv->varattno == 1)
+			DpGuardRefuseHint("groups that are single persons are refused",
+							  "A GROUP BY on the privacy unit would release each person's value.",
+							  "Aggregate over the units: SELECT avg(n) FROM (...) s, or GROUP BY n for a histogram.");
+		if (kv != NULL)
+			for (int k = 0; k < pu->nkeys; k++)
+				if (kv->varattno == pu->keycols[k])
+					kk = k;
+		if (*nk >= INDEX_MAX_KEYS)
+			PuRefuse("too many GROUP BY keys over per-unit values", "Group by fewer keys.");
+		if (kk >= 0)
+		{
+			kseen[kk] = true;
+			arrs[*nk] = PuInnerKeyList(pu, kk);
+			pair[0] = pair[1] = key;
+		}
+		else
+		{
+			/* a per-unit value, or an expression of them: a total row expression, released in canonical form */
+			pair[0] = key;
+			if (DpIsBoundedExpression(key))
+				pair[1] = DpCanonicalKey(DpBoundedRowExpr(key, bms_make_singleton(1), q->rtable, "a GROUP BY key", true,
+																	 DpRowExpression));
+			else
+				pair[1] = PuRowOverV(pu, q, key, "a GROUP BY key");
+			arrs[*nk] = PuValueKeys(pu, q, key);
+			te->expr = (Expr *) copyObject(pair[1]);
+			q->targetList = (List *) PuReplaceKeyMutator((Node *) q->targetList, pair);
+			q->havingQual = PuReplaceKeyMutator(q->havingQual, pair);
+		}
+		if (arrs[*nk] == NULL)
+			*listed = false;
+		*okeys = lappend(*okeys, te->expr);
+		(*nk)++;
+	}
+	for (int k = 0; k < pu->nkeys; k++)
+		if (!kseen[k])
+			PuRefuse("every GROUP BY key of the per-unit subquery must be a GROUP BY key of the outer query",
+					 "Otherwise a unit would count once per key value in one group.");
+}
+
+/*
+ * Cells per unit: the combinations of K a unit can reach, at most g kept;
+ * pu->ub.groups becomes the cells a unit reaches.  True if they must be
+ * ranked (more combinations than g).
+ */
+static bool
+PuCellsPerUnit(DpPerUnit *pu, List *okeys, ArrayType **arrs, int nk)
+{
+	int64		max_cells = 1;
+	bool		ranked = false;
+
+	if (pu->nkeys > 0)
+	{
+		max_cells = 1;
+		for (int i = 0, k = 0; i < nk; i++)
+		{
+			Var		   *kv = DpStripVar((Node *) list_nth(okeys, i));
+
+			if (kv == NULL || kv->varno != 1)
+				continue;
+			for (k = 0; k < pu->nkeys; k++)
+				if (kv->varattno == pu->keycols[k])
+				{
+					if (arrs[i] == NULL)
+						max_cells = PG_INT64_MAX;
+					else if (max_cells != PG_INT64_MAX)
+					{
+						max_cells *= Max(ArrayGetNItems(ARR_NDIM(arrs[i]), ARR_DIMS(arrs[i])), 1);
+						if (max_cells > PG_INT32_MAX)
+							max_cells = PG_INT64_MAX;
+					}
+				}
+		}
+		ranked = max_cells > pu->ub.groups;
+		pu->ub.groups = (int32) Min((int64) pu->ub.groups, Max(max_cells, 1));
+	}
+	else
+		pu->ub.groups = 1;		/* one row of V per unit */
+	return ranked;
+}
+
 /*
  * If q is an aggregate over per-unit aggregates of a table with a privacy
  * unit (see the file comment), validate and rewrite it into its release
@@ -1406,10 +1590,7 @@ DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 	RangeTblEntry *s;
 	Query	   *in;
 	Query	   *iv;
-	List	   *aggtles = NIL;
-	List	   *keytles = NIL;
 	ListCell   *lc;
-	int64		max_cells = 1;
 	bool		ranked = false;
 	AttrNumber	rankcol = 0;
 	RangeTblEntry *vrte;
@@ -1419,7 +1600,6 @@ DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 	List	   *okeys = NIL;
 	ArrayType  *arrs[INDEX_MAX_KEYS];
 	bool		listed = true;
-	bool		kseen[INDEX_MAX_KEYS] = {0};
 	int			nk = 0;
 	Query	   *d;
 	DpPerUnitDomains *reg;
@@ -1446,22 +1626,7 @@ DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 		return false;			/* not grouped by a privacy unit: a dp query wrapped in post-processing */
 
 	/* from here on it is a per-unit query: what it may not do is refused */
-	if (in->cteList != NIL || in->hasRecursive || in->hasModifyingCTE)
-		PuRefuse("WITH is not allowed in the per-unit subquery", "Write the per-unit subquery in FROM.");
-	if (in->groupingSets != NIL || in->groupDistinct)
-		PuRefuse("GROUPING SETS are not allowed in the per-unit subquery", "Group by the unit and keys.");
-	if (in->limitCount != NULL || in->limitOffset != NULL || in->hasWindowFuncs || in->distinctClause != NIL ||
-		in->hasTargetSRFs)
-		PuRefuse("per-unit values never leave the DP level",
-				 "LIMIT, OFFSET, DISTINCT, window and set-returning functions in the per-unit subquery would choose "
-				 "or show units by their values.");
-	if (q->groupingSets != NIL || q->groupDistinct)
-		PuRefuse("GROUPING SETS are not allowed over per-unit values", "Run one GROUP BY per grouping set.");
-	if (q->setOperations != NULL || q->cteList != NIL || q->rowMarks != NIL || q->hasRecursive)
-		PuRefuse("this query over per-unit values is not allowed", "WITH, set operations and row locks are not.");
-	if (!q->hasAggs && q->groupClause == NIL)
-		PuRefuse("per-unit values leave only through the dp aggregates over them",
-				 "Select aggregates of the per-unit values (avg(n), count(*) ... GROUP BY n), never the values themselves.");
+	PuRefuseShapes(q, in);
 	/* an ORDER BY without LIMIT orders nothing the outer query keeps */
 	in->sortClause = NIL;
 	DpFlattenGroupVars(q);
@@ -1470,48 +1635,7 @@ DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 	q->jointree = (FromExpr *) DpFlattenJoinAliasVars(q, (Node *) q->jointree);
 
 	/* the inner query's FROM, WHERE and keys, checked as a dp query's (shape.c) */
-	iv = copyObject(in);
-	foreach(lc, iv->targetList)
-	{
-		TargetEntry *te = lfirst_node(TargetEntry, lc);
-
-		if (te->ressortgroupref != 0 && get_sortgroupref_clause_noerr(te->ressortgroupref, iv->groupClause) != NULL)
-			keytles = lappend(keytles, te);
-		else
-			aggtles = lappend(aggtles, te);
-	}
-	iv->targetList = keytles;
-	{
-		Node	   *having = iv->havingQual;
-
-		iv->havingQual = NULL;
-		iv->hasAggs = false;
-		DpShapeValidate(iv, pu.p, &pu.shape);
-		iv->havingQual = having;
-		iv->hasAggs = in->hasAggs;
-	}
-	iv->targetList = list_concat(iv->targetList, aggtles);
-	pu.inner = iv;
-	if (pu.shape.prot_rti != pu.prot_rti)
-		PuRefuse("the per-unit subquery groups by the privacy unit of its first protected table",
-				 "Group by that table's unit column.");
-	if (pu.shape.partner_rti != 0)
-		DpUnitJoinBound(&pu.shape, &pu.ub);		/* two tables joined on their unit */
-	else
-		(void) DpUnitBoundOf(pu.p, &pu.ub);
-	DpGuardElevate(iv, rt_fetch(pu.shape.prot_rti, iv->rtable));
-	if (pu.shape.partner_rti != 0)
-		DpGuardElevate(iv, rt_fetch(pu.shape.partner_rti, iv->rtable));
-	{
-		int			rti = 0;
-
-		foreach(lc, iv->rtable)
-		{
-			rti++;
-			if (lfirst_node(RangeTblEntry, lc)->rtekind == RTE_RELATION)
-				pu.rtis = bms_add_member(pu.rtis, rti);
-		}
-	}
+	iv = PuCheckInner(&pu, in);
 	pu.ps = make_parsestate(NULL);
 	/* the cells: K; R, the rows a unit's value counts at most: all g * r of its rows in one cell, r in each of g */
 	pu.nkeys = list_length(iv->groupClause) - 1;
@@ -1576,85 +1700,10 @@ DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 	}
 
 	/* the outer GROUP BY: K (each of them), or per-unit values; never the unit */
-	foreach(lc, q->groupClause)
-	{
-		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		TargetEntry *te = get_sortgroupclause_tle(sgc, q->targetList);
-		Node	   *key = (Node *) te->expr;
-		Var		   *kv = DpStripVar(key);
-		int			kk = -1;
-		Node	   *pair[2];
-
-		if (contain_agg_clause(key) || contain_subplans(key) || contain_volatile_functions(key))
-			PuRefuse("GROUP BY keys over per-unit values are values and expressions of them", "Found another key.");
-		if (kv != NULL && kv->varno == 1 && kv->varattno == 1)
-			DpGuardRefuseHint("groups that are single persons are refused",
-							  "A GROUP BY on the privacy unit would release each person's value.",
-							  "Aggregate over the units: SELECT avg(n) FROM (...) s, or GROUP BY n for a histogram.");
-		if (kv != NULL)
-			for (int k = 0; k < pu.nkeys; k++)
-				if (kv->varattno == pu.keycols[k])
-					kk = k;
-		if (nk >= INDEX_MAX_KEYS)
-			PuRefuse("too many GROUP BY keys over per-unit values", "Group by fewer keys.");
-		if (kk >= 0)
-		{
-			kseen[kk] = true;
-			arrs[nk] = PuInnerKeyList(&pu, kk);
-			pair[0] = pair[1] = key;
-		}
-		else
-		{
-			/* a per-unit value, or an expression of them: a total row expression, released in canonical form */
-			pair[0] = key;
-			if (DpIsBoundedExpression(key))
-				pair[1] = DpCanonicalKey(DpBoundedRowExpr(key, bms_make_singleton(1), q->rtable, "a GROUP BY key", true,
-																	 DpRowExpression));
-			else
-				pair[1] = PuRowOverV(&pu, q, key, "a GROUP BY key");
-			arrs[nk] = PuValueKeys(&pu, q, key);
-			te->expr = (Expr *) copyObject(pair[1]);
-			q->targetList = (List *) PuReplaceKeyMutator((Node *) q->targetList, pair);
-			q->havingQual = PuReplaceKeyMutator(q->havingQual, pair);
-		}
-		if (arrs[nk] == NULL)
-			listed = false;
-		okeys = lappend(okeys, te->expr);
-		nk++;
-	}
-	for (int k = 0; k < pu.nkeys; k++)
-		if (!kseen[k])
-			PuRefuse("every GROUP BY key of the per-unit subquery must be a GROUP BY key of the outer query",
-					 "Otherwise a unit would count once per key value in one group.");
+	PuOuterGroupKeys(&pu, q, arrs, &okeys, &listed, &nk);
 
 	/* cells per unit: the combinations of K a unit can reach, at most g kept (ranked) */
-	if (pu.nkeys > 0)
-	{
-		max_cells = 1;
-		for (int i = 0, k = 0; i < nk; i++)
-		{
-			Var		   *kv = DpStripVar((Node *) list_nth(okeys, i));
-
-			if (kv == NULL || kv->varno != 1)
-				continue;
-			for (k = 0; k < pu.nkeys; k++)
-				if (kv->varattno == pu.keycols[k])
-				{
-					if (arrs[i] == NULL)
-						max_cells = PG_INT64_MAX;
-					else if (max_cells != PG_INT64_MAX)
-					{
-						max_cells *= Max(ArrayGetNItems(ARR_NDIM(arrs[i]), ARR_DIMS(arrs[i])), 1);
-						if (max_cells > PG_INT32_MAX)
-							max_cells = PG_INT64_MAX;
-					}
-				}
-		}
-		ranked = max_cells > pu.ub.groups;
-		pu.ub.groups = (int32) Min((int64) pu.ub.groups, Max(max_cells, 1));
-	}
-	else
-		pu.ub.groups = 1;		/* one row of V per unit */
+	ranked = PuCellsPerUnit(&pu, okeys, arrs, nk);
 
 	/* the aggregates over V: bounded dp aggregates; nothing else reads V */
 	{
