@@ -16,6 +16,7 @@
 #define DP_GUARD_FLOOR_BASE_H
 
 #include "guard/guard.h"
+#include "parser/parse_node.h"
 
 /* ------------------------------------------------------------------------
  * refuse.c — refusals and the row-step budget
@@ -71,6 +72,15 @@ extern bool DpContainsParamWalker(Node *node, void *context);
 
 /* True if fn is a widening numeric cast (smallint to integer, any integer to numeric or float8, real to float8). */
 extern bool DpIsWideningCast(Oid fn);
+
+/* LEAST / GREATEST of a and b of type type. */
+extern Expr *DpMinMax(MinMaxOp op, Oid type, Expr *a, Expr *b);
+
+/* expr coerced to type (an implicit or assignment cast, e.g. int4 -> int8 -> numeric). */
+extern Expr *DpCoerce(ParseState *pstate, Expr *expr, Oid type);
+
+/* a <op> b, op a pg_catalog operator. */
+extern Expr *DpOp(ParseState *pstate, const char *op, Expr *a, Expr *b);
 
 /* ------------------------------------------------------------------------
  * session.c — who the session is

@@ -14,6 +14,8 @@
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_oper.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -187,4 +189,42 @@ DpIsWideningCast(Oid fn)
 		default:
 			return false;
 	}
+}
+
+Expr *
+DpMinMax(MinMaxOp op, Oid type, Expr *a, Expr *b)
+{
+	MinMaxExpr *m = makeNode(MinMaxExpr);
+
+	m->minmaxtype = type;
+	m->minmaxcollid = InvalidOid;
+	m->inputcollid = InvalidOid;
+	m->op = op;
+	m->args = list_make2(a, b);
+	m->location = -1;
+	return (Expr *) m;
+}
+
+/* expr coerced to type (an implicit or assignment cast, e.g. int4 -> int8 -> numeric). */
+Expr *
+DpCoerce(ParseState *pstate, Expr *expr, Oid type)
+{
+	Node	   *n = coerce_to_target_type(pstate, (Node *) expr, exprType((Node *) expr), type, -1,
+										  COERCION_EXPLICIT, COERCE_IMPLICIT_CAST, -1);
+
+	if (n == NULL)
+		elog(ERROR, "dp_pg: cannot cast type %s to %s", format_type_be(exprType((Node *) expr)), format_type_be(type));
+	return (Expr *) n;
+}
+
+/*
+ * a op b, op a built-in operator: looked up in pg_catalog explicitly, never
+ * through the search_path (where a user could shadow it with a function of
+ * his own that would then see private values).
+ */
+Expr *
+DpOp(ParseState *pstate, const char *op, Expr *a, Expr *b)
+{
+	return make_op(pstate, list_make2(makeString("pg_catalog"), makeString((char *) op)),
+				   (Node *) a, (Node *) b, NULL, -1);
 }

@@ -116,49 +116,12 @@
  * ------------------------------------------------------------------------
  */
 
-/* a op b, op a built-in operator looked up in pg_catalog (never the search_path). */
-static Expr *
-PuOp(ParseState *ps, const char *op, Expr *a, Expr *b)
-{
-	return make_op(ps, list_make2(makeString("pg_catalog"), makeString((char *) op)), (Node *) a, (Node *) b, NULL, -1);
-}
-
-/* LEAST / GREATEST of a and b of type type. */
-static Expr *
-PuMinMax(MinMaxOp op, Oid type, Expr *a, Expr *b)
-{
-	MinMaxExpr *m = makeNode(MinMaxExpr);
-
-	m->minmaxtype = type;
-	m->minmaxcollid = InvalidOid;
-	m->inputcollid = InvalidOid;
-	m->op = op;
-	m->args = list_make2(a, b);
-	m->location = -1;
-	return (Expr *) m;
-}
-
 /* x clamped to [lo, hi] (constants of x's type); NULL stays NULL only if the caller filters it. */
 static Expr *
 PuClamp(Expr *x, Oid type, double lo, double hi)
 {
-	return PuMinMax(IS_LEAST, type, PuMinMax(IS_GREATEST, type, x, (Expr *) DpBoundConstOf(type, lo)),
+	return DpMinMax(IS_LEAST, type, DpMinMax(IS_GREATEST, type, x, (Expr *) DpBoundConstOf(type, lo)),
 					(Expr *) DpBoundConstOf(type, hi));
-}
-
-/* expr coerced to type by an implicit or assignment cast. */
-static Expr *
-PuCoerce(ParseState *ps, Expr *expr, Oid type)
-{
-	Node	   *n;
-
-	if (exprType((Node *) expr) == type)
-		return expr;
-	n = coerce_to_target_type(ps, (Node *) expr, exprType((Node *) expr), type, -1,
-							  COERCION_EXPLICIT, COERCE_IMPLICIT_CAST, -1);
-	if (n == NULL)
-		elog(ERROR, "dp_pg: cannot cast type %s to %s", format_type_be(exprType((Node *) expr)), format_type_be(type));
-	return (Expr *) n;
 }
 
 /* dp_pg's function schema.name(argtypes), or ERROR (installation incomplete). */
@@ -435,7 +398,7 @@ PuInnerValue(DpPerUnit *pu, Aggref *a, double *dlo, double *dhi, bool *integral)
 						filter == NULL) ? 1 : 0;
 				*dhi = (double) R;
 				*integral = true;
-				return PuMinMax(IS_LEAST, INT8OID, (Expr *) c, (Expr *) DpInt8Const(R));
+				return DpMinMax(IS_LEAST, INT8OID, (Expr *) c, (Expr *) DpInt8Const(R));
 			}
 		case F_SUM_INT2:
 		case F_SUM_INT4:
@@ -471,8 +434,8 @@ PuInnerValue(DpPerUnit *pu, Aggref *a, double *dlo, double *dhi, bool *integral)
 				/* NULL and NaN are skipped, as the aggregates skip them */
 				f2 = PuAnd(filter, (Expr *) DpIsNotNull((Expr *) copyObject(x)));
 				if (floats || argtype == NUMERICOID)
-					f2 = PuAnd(f2, PuOp(ps, "<>", (Expr *) copyObject(x), PuCoerce(ps, PuNaN(floats ? FLOAT8OID : NUMERICOID), argtype)));
-				clamped = PuClamp(PuCoerce(ps, x, ct), ct, lo, hi);
+					f2 = PuAnd(f2, DpOp(ps, "<>", (Expr *) copyObject(x), DpCoerce(ps, PuNaN(floats ? FLOAT8OID : NUMERICOID), argtype)));
+				clamped = PuClamp(DpCoerce(ps, x, ct), ct, lo, hi);
 				if (avg)
 				{
 					*dlo = lo;
@@ -486,7 +449,7 @@ PuInnerValue(DpPerUnit *pu, Aggref *a, double *dlo, double *dhi, bool *integral)
 						Expr	   *n = (Expr *) DpMakeAggref(F_COUNT_ANY, INT8OID, list_make1(copyObject(x)),
 															  InvalidOid, copyObject(f2), false);
 
-						return PuClamp(PuOp(ps, "/", s, PuCoerce(ps, n, FLOAT8OID)), FLOAT8OID, lo, hi);
+						return PuClamp(DpOp(ps, "/", s, DpCoerce(ps, n, FLOAT8OID)), FLOAT8OID, lo, hi);
 					}
 					/* numeric: PostgreSQL's exact average (never fails) */
 					return (Expr *) DpMakeAggref(F_AVG_NUMERIC, NUMERICOID, list_make1(clamped), InvalidOid, f2, false);
@@ -567,8 +530,8 @@ PuInnerValue(DpPerUnit *pu, Aggref *a, double *dlo, double *dhi, bool *integral)
 				x = PuRowArg(pu, arg, "a per-unit min or max");
 				f2 = PuAnd(filter, (Expr *) DpIsNotNull((Expr *) copyObject(x)));
 				if (argtype == FLOAT4OID || argtype == FLOAT8OID || argtype == NUMERICOID)
-					f2 = PuAnd(f2, PuOp(ps, "<>", (Expr *) copyObject(x),
-										PuCoerce(ps, PuNaN(argtype == NUMERICOID ? NUMERICOID : FLOAT8OID), argtype)));
+					f2 = PuAnd(f2, DpOp(ps, "<>", (Expr *) copyObject(x),
+										DpCoerce(ps, PuNaN(argtype == NUMERICOID ? NUMERICOID : FLOAT8OID), argtype)));
 				if (argtype == FLOAT4OID)
 				{
 					lo = Max(lo, -FLT_MAX);
@@ -856,7 +819,7 @@ PuAsFloat8(DpPerUnit *pu, Expr *x)
 									 list_make3(x, PuFloat8(-DBL_MAX), PuFloat8(DBL_MAX)),
 									 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	}
-	return PuCoerce(pu->ps, x, FLOAT8OID);
+	return DpCoerce(pu->ps, x, FLOAT8OID);
 }
 
 /* bounded_sum(x, lo, hi, mech, groups) of contribution type ct. */
@@ -866,7 +829,7 @@ PuBoundedSum(DpPerUnit *pu, Oid ct, Expr *x, Expr *lo, Expr *hi, Expr *mech, Exp
 	Oid			argtypes[5] = {ct, ct, ct, DpMechanismType(), INT4OID};
 
 	return DpMakeAggref(PuFunc("bounded_sum", 5, argtypes), ct,
-						list_make5(PuCoerce(pu->ps, x, ct), PuCoerce(pu->ps, lo, ct), PuCoerce(pu->ps, hi, ct), mech,
+						list_make5(DpCoerce(pu->ps, x, ct), DpCoerce(pu->ps, lo, ct), DpCoerce(pu->ps, hi, ct), mech,
 								   DpInt4Const(pu->ub.groups)),
 						InvalidOid, filter, false);
 }
@@ -1027,7 +990,7 @@ PuOuterAggregate(DpPerUnit *pu, Query *o, Aggref *a)
 					if (exprType((Node *) qexpr) != FLOAT8OID || !PuIsQueryConstant((Node *) qexpr))
 						PuRefuse("the fraction of a percentile must be constant for the query", "Use a number.");
 					if (OidIsValid(tc->gt_opr) && sgc->sortop == tc->gt_opr)
-						qexpr = PuOp(pu->ps, "-", (Expr *) PuFloat8(1.0), qexpr);
+						qexpr = DpOp(pu->ps, "-", (Expr *) PuFloat8(1.0), qexpr);
 					else if (!OidIsValid(tc->lt_opr) || sgc->sortop != tc->lt_opr)
 						PuRefuse("a percentile over per-unit values orders them by < or >", "Use ORDER BY <value> [DESC].");
 					what = PU_QUANTILE;
@@ -1114,8 +1077,8 @@ PuOuterAggregate(DpPerUnit *pu, Query *o, Aggref *a)
 		}
 		return (Node *) PuAsType((Expr *) DpMakeAggref(PuFunc("bounded_avg", 7, argtypes), FLOAT8OID,
 													   lappend(lappend(list_make5(PuAsFloat8(pu, x),
-																				  PuCoerce(pu->ps, loexpr, FLOAT8OID),
-																				  PuCoerce(pu->ps, hiexpr, FLOAT8OID), mech,
+																				  DpCoerce(pu->ps, loexpr, FLOAT8OID),
+																				  DpCoerce(pu->ps, hiexpr, FLOAT8OID), mech,
 																				  DpInt8Const(1)),
 																	   DpInt8Const(1)), DpInt4Const(pu->ub.groups)),
 													   InvalidOid, filter, false),
@@ -1144,9 +1107,9 @@ PuOuterAggregate(DpPerUnit *pu, Query *o, Aggref *a)
 		argtypes[5] = argtypes[6] = INT8OID;
 		argtypes[7] = INT4OID;
 		return (Node *) PuAsType((Expr *) DpMakeAggref(PuFunc("bounded_quantile", 8, argtypes), FLOAT8OID,
-													   lappend(lappend(lappend(list_make5(arr, PuCoerce(pu->ps, qexpr, FLOAT8OID),
-																						  PuCoerce(pu->ps, loexpr, FLOAT8OID),
-																						  PuCoerce(pu->ps, hiexpr, FLOAT8OID), mech),
+													   lappend(lappend(lappend(list_make5(arr, DpCoerce(pu->ps, qexpr, FLOAT8OID),
+																						  DpCoerce(pu->ps, loexpr, FLOAT8OID),
+																						  DpCoerce(pu->ps, hiexpr, FLOAT8OID), mech),
 																			   DpInt8Const(1)), DpInt8Const(1)),
 															   DpInt4Const(pu->ub.groups)),
 													   InvalidOid, filter, false),
@@ -1721,7 +1684,7 @@ DpPerUnitQuery(Query *q, List *prot, DpPlanCheck *check, int depth)
 	if (ranked)
 	{
 		rankcol = DpUnitRankColumn(pu.v);
-		q->jointree->quals = (Node *) PuOp(pu.ps, "<=", (Expr *) makeVar(1, rankcol, INT8OID, -1, InvalidOid, 0),
+		q->jointree->quals = (Node *) DpOp(pu.ps, "<=", (Expr *) makeVar(1, rankcol, INT8OID, -1, InvalidOid, 0),
 										   (Expr *) DpInt8Const(pu.ub.groups));
 		colnames = lappend(colnames, makeString(pstrdup("dp_rank")));
 		vrte->eref = makeAlias("dp_units", colnames);
